@@ -1,0 +1,90 @@
+# Two commands do all set-up on a fresh machine: `make serve` and `make test` (see README.md).
+# Every install step lives here; re-running a target on a set-up tree reinstalls nothing (stamp files).
+
+SHELL := /bin/sh
+.DEFAULT_GOAL := help
+
+VENV := .venv
+PY := $(VENV)/bin/python
+DEPS_STAMP := $(VENV)/.deps-stamp
+NODE_STAMP := node_modules/.package-lock.json
+VENDOR_DIR := docs/assets/vendor
+VENDOR_STAMP := $(VENDOR_DIR)/.stamp
+WHEEL_DIR := build/wheel
+WHEEL_STAMP := $(WHEEL_DIR)/.stamp
+EXPLAINER_SOURCES := $(shell find explainer -name '*.py' 2>/dev/null)
+HOST ?= 127.0.0.1
+PORT ?= 8000
+PYTEST_ARGS ?=
+
+# Material prints its end-of-life notice (May 2027) on every build. We know: the authoring integration lives in
+# Markdown extensions and plain scripts, so moving to its successor, Zensical, is a change of build command.
+export NO_MKDOCS_2_WARNING := 1
+
+.PHONY: help setup serve build test bench chromium clean distclean
+
+help:  ## List the targets.
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 12
+
+setup: $(DEPS_STAMP) $(VENDOR_STAMP) $(WHEEL_STAMP)  ## Install everything the site build needs.
+
+serve: setup  ## Build everything and serve the site on http://127.0.0.1:8000 with live reload.
+	$(VENV)/bin/mkdocs serve --dev-addr $(HOST):$(PORT) --livereload
+
+build: setup  ## Build the static site into site/ (what a static host serves).
+	$(VENV)/bin/mkdocs build --strict --site-dir site
+
+test: setup chromium  ## Install what the tests need (Chromium too), then run the whole suite.
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+bench: setup  ## Run the benchmarks and print a table of ratios.
+	$(PY) -m benchmarks
+
+# The venv is made once with a Python >= 3.12 (see build_scripts/find_python.sh for how it is found).
+$(PY):
+	@python=$$(sh build_scripts/find_python.sh) || exit 1; \
+	echo "Creating $(VENV) with $$python"; \
+	"$$python" -m venv $(VENV)
+
+$(DEPS_STAMP): pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet --editable '.[dev]'
+	@touch $@
+
+$(NODE_STAMP): package.json package-lock.json
+	@command -v npm >/dev/null 2>&1 || { \
+	  echo "error: npm not found; it installs KaTeX and the Pyodide runtime. Install Node.js (e.g. apt-get install nodejs npm)." >&2; \
+	  exit 1; }
+	npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+# Third-party browser files the site serves itself, so a page fetches nothing from another origin.
+$(VENDOR_STAMP): $(NODE_STAMP)
+	rm -rf $(VENDOR_DIR)
+	mkdir -p $(VENDOR_DIR)/katex/contrib
+	cp -R node_modules/katex/dist/fonts $(VENDOR_DIR)/katex/fonts
+	cp node_modules/katex/dist/katex.min.css node_modules/katex/dist/katex.min.js $(VENDOR_DIR)/katex/
+	cp node_modules/katex/dist/contrib/auto-render.min.js $(VENDOR_DIR)/katex/contrib/
+	@touch $@
+
+# The explainer wheel the reader's browser installs into Pyodide.
+$(WHEEL_STAMP): $(EXPLAINER_SOURCES) pyproject.toml | $(DEPS_STAMP)
+	rm -rf $(WHEEL_DIR)
+	$(PY) -m pip wheel --quiet --no-deps --wheel-dir $(WHEEL_DIR) .
+	@touch $@
+
+chromium:  ## Make sure Debian's Chromium is installed (the browser tests drive it; never a downloaded build).
+	@if command -v chromium >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "Installing Debian chromium"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+	else \
+	  echo "error: chromium not found. Install Debian's package as root: apt-get install chromium" >&2; \
+	  echo "       (or put a Chromium binary named 'chromium' on PATH)" >&2; \
+	  exit 1; \
+	fi
+
+clean:  ## Remove build outputs (site, wheel, vendored files).
+	rm -rf site build $(VENDOR_DIR)
+
+distclean: clean  ## Also remove the venv and node_modules.
+	rm -rf $(VENV) node_modules .pytest_cache .hypothesis

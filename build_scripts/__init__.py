@@ -1,0 +1,1 @@
+"""Build-time code: MkDocs integration, Markdown extensions, wheel and runtime files, figure rendering."""

@@ -1,0 +1,72 @@
+"""The site shell in a real browser: pages load clean, math typesets, instant navigation, palette, small screens."""
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+PAGES = ["", "lessons/break-the-model/", "lessons/rmsnorm-geometry/"]
+
+
+@pytest.mark.parametrize("path", PAGES)
+def test_page_loads_with_no_console_error_and_nothing_from_another_origin(browser, site_url, path):
+    browser.page.goto(site_url + path)
+    browser.page.wait_for_load_state("networkidle")
+    assert browser.page.locator("h1").count() == 1
+    browser.assert_clean()
+
+
+def test_math_is_typeset_with_the_sites_own_katex(browser, site_url):
+    page = browser.page
+    page.goto(site_url + "lessons/rmsnorm-geometry/")
+    page.locator(".arithmatex .katex-display").first.wait_for()
+    typeset = page.locator(".arithmatex .katex").count()
+    written = page.locator(".arithmatex").count()
+    assert written > 0 and typeset == written
+    assert page.locator(".katex-error").count() == 0
+    browser.assert_clean()
+
+
+def test_instant_navigation_swaps_the_page_without_a_reload_and_typesets_it(browser, site_url):
+    page = browser.page
+    page.goto(site_url)
+    page.evaluate("window.__sameDocument = true")
+    page.get_by_role("link", name="Normalize what the branch reads").first.click()
+    page.wait_for_url("**/lessons/rmsnorm-geometry/")
+    page.locator(".arithmatex .katex").first.wait_for()
+    assert page.evaluate("window.__sameDocument === true"), "the click reloaded the page instead of swapping it"
+    browser.assert_clean()
+
+
+def test_palette_toggle_switches_between_light_and_dark(browser, site_url):
+    page = browser.page
+    page.emulate_media(color_scheme="light")
+    page.goto(site_url)
+    scheme = lambda: page.locator("body").get_attribute("data-md-color-scheme")  # noqa: E731
+    seen = {scheme()}
+    for _ in range(3):
+        page.locator("form[data-md-component=palette] label:visible").first.click()
+        seen.add(scheme())
+    assert {"default", "slate"} <= seen
+    browser.assert_clean()
+
+
+def test_search_finds_a_lesson(browser, site_url):
+    page = browser.page
+    page.goto(site_url)
+    page.keyboard.press("/")  # Material's shortcut focuses the search box
+    page.keyboard.type("residual")
+    results = page.locator(".md-search-result__item a")
+    results.first.wait_for()
+    hrefs = [results.nth(i).get_attribute("href") for i in range(results.count())]
+    assert any("lessons/break-the-model/" in href for href in hrefs), hrefs
+    browser.assert_clean()
+
+
+@pytest.mark.parametrize("path", PAGES)
+def test_nothing_overflows_a_375px_screen(browser, site_url, path):
+    page = browser.page
+    page.set_viewport_size({"width": 375, "height": 800})
+    page.goto(site_url + path)
+    page.wait_for_load_state("networkidle")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 375
+    browser.assert_clean()

@@ -1,0 +1,82 @@
+"""Real `mkdocs build --strict` runs of the project's site, and of broken copies of it."""
+
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import yaml
+
+from support import copy_project_site_sources, run_mkdocs_build
+
+
+class AssetCollector(HTMLParser):
+    """Collect every URL a page loads by itself (scripts, styles, images, fonts), not the links a reader may follow."""
+
+    def __init__(self):
+        super().__init__()
+        self.urls = []
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag in ("script", "img", "source", "iframe") and attrs.get("src"):
+            self.urls.append(attrs["src"])
+        if tag == "link" and attrs.get("rel") in ("stylesheet", "preload", "modulepreload", "icon") and attrs.get("href"):
+            self.urls.append(attrs["href"])
+
+
+def nav_pages(config_file: Path) -> list[str]:
+    """Every Markdown page named in mkdocs.yml's nav, in order."""
+    config = yaml.load(config_file.read_text(), Loader=yaml.BaseLoader)
+    pages = []
+
+    def walk(entries):
+        for entry in entries:
+            value = next(iter(entry.values())) if isinstance(entry, dict) else entry
+            walk(value) if isinstance(value, list) else pages.append(value)
+
+    walk(config["nav"])
+    return pages
+
+
+def test_every_nav_page_is_built(built_site, project_root):
+    pages = nav_pages(project_root / "mkdocs.yml")
+    assert "index.md" in pages and len(pages) >= 3
+    for page in pages:
+        html = "index.html" if page == "index.md" else page.removesuffix(".md") + "/index.html"
+        assert (built_site / html).is_file(), f"{page} was not built to {html}"
+
+
+def test_pages_load_nothing_from_another_origin(built_site):
+    pages = sorted(built_site.rglob("*.html"))
+    assert pages
+    for page in pages:
+        collector = AssetCollector()
+        collector.feed(page.read_text())
+        off_origin = [url for url in collector.urls if re.match(r"^(https?:)?//", url)]
+        assert not off_origin, f"{page.relative_to(built_site)} loads {off_origin}"
+        assert "fonts.googleapis.com" not in page.read_text()
+
+
+def test_math_and_its_typesetter_are_in_the_site(built_site):
+    lesson = (built_site / "lessons/rmsnorm-geometry/index.html").read_text()
+    assert '<div class="arithmatex">\\[' in lesson
+    for asset in ("katex.min.js", "katex.min.css", "contrib/auto-render.min.js"):
+        assert (built_site / "assets/vendor/katex" / asset).is_file(), asset
+        assert f"assets/vendor/katex/{asset}" in lesson
+    assert any((built_site / "assets/vendor/katex/fonts").glob("*.woff2"))
+
+
+def test_a_broken_link_fails_the_strict_build_naming_the_page(tmp_path):
+    config = copy_project_site_sources(tmp_path)
+    (tmp_path / "docs/lessons/break-the-model.md").write_text("# A page\n\nSee [the missing lesson](missing.md).\n")
+    result = run_mkdocs_build(config, tmp_path / "site")
+    assert result.returncode != 0
+    assert "lessons/break-the-model.md" in result.stderr and "missing.md" in result.stderr
+
+
+def test_a_page_left_out_of_the_nav_fails_the_strict_build(tmp_path):
+    config = copy_project_site_sources(tmp_path)
+    (tmp_path / "docs/lessons/orphan.md").write_text("# Orphan\n")
+    result = run_mkdocs_build(config, tmp_path / "site")
+    assert result.returncode != 0
+    assert "lessons/orphan.md" in result.stderr

@@ -1,0 +1,65 @@
+"""Helpers the tests import: the project's paths, real site builds, and a static file server for the built site."""
+
+import functools
+import http.server
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_mkdocs_build(config_file: Path, site_dir: Path, site_url: str | None = None) -> subprocess.CompletedProcess:
+    """Run a real `mkdocs build --strict` as a subprocess and return the finished process (never raises on failure)."""
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    if site_url:
+        env["SITE_URL"] = site_url
+    return subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--config-file", str(config_file), "--site-dir", str(site_dir)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=config_file.parent,
+    )
+
+
+def copy_project_site_sources(destination: Path) -> Path:
+    """Copy mkdocs.yml, docs/ and what they read into `destination`; return the copied mkdocs.yml."""
+    shutil.copy2(PROJECT_ROOT / "mkdocs.yml", destination / "mkdocs.yml")
+    for folder in ("docs", "explainer", "build_scripts"):
+        shutil.copytree(PROJECT_ROOT / folder, destination / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    return destination / "mkdocs.yml"
+
+
+class SiteRequestHandler(http.server.SimpleHTTPRequestHandler):
+    """Static files with the MIME types Pyodide needs (a .wasm served as anything else makes 0.27 hang)."""
+
+    extensions_map = {
+        **http.server.SimpleHTTPRequestHandler.extensions_map,
+        ".wasm": "application/wasm",
+        ".mjs": "text/javascript",
+        ".js": "text/javascript",
+        ".json": "application/json",
+        ".whl": "application/zip",
+    }
+
+    def log_message(self, format, *args):
+        pass
+
+
+class StaticSiteServer:
+    """Serve a folder on 127.0.0.1 from a background thread; the port is known before anything is built into it."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        handler = functools.partial(SiteRequestHandler, directory=str(root))
+        self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.url = f"http://127.0.0.1:{self._server.server_port}/"
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self._server.shutdown()
+        self._server.server_close()
