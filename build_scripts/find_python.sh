@@ -29,7 +29,7 @@ fi
 
 cat >&2 <<'MSG'
 error: no Python >= 3.12 found (tried $PYTHON, python3.12, python3.13, python3 and pyenv's versions).
-  Install one, e.g. `apt-get install python3.12` or `pyenv install 3.12`,
-  or point the Makefile at it: `make PYTHON=/path/to/python3.12 ...`
+  Install one (your system's python3.12 package, `pyenv install 3.12`, or python.org),
+  or point the Makefile at it: `make PYTHON=/path/to/python3.12 serve`
 MSG
 exit 1
