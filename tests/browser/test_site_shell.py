@@ -41,9 +41,12 @@ def test_palette_toggle_switches_between_light_and_dark(browser, site_url):
     page = browser.page
     page.emulate_media(color_scheme="light")
     page.goto(site_url)
-    scheme = lambda: page.locator("body").get_attribute("data-md-color-scheme")  # noqa: E731
+
+    def scheme():
+        return page.locator("body").get_attribute("data-md-color-scheme")
+
     seen = {scheme()}
-    for _ in range(3):
+    for _ in range(3):  # three palettes: system, light, dark
         page.locator("form[data-md-component=palette] label:visible").first.click()
         seen.add(scheme())
     assert {"default", "slate"} <= seen
