@@ -1,0 +1,317 @@
+"""The ablation lab's model: a small decoder-only transformer whose four pillars can be switched off one by one.
+
+The pillars are the ones the first lesson takes apart: positions (none / sinusoidal / RoPE), the residual add, the
+normalisation (none / RMSNorm / LayerNorm, before or after the branch) and the causal mask. The weights are random
+(seeded) with the plain variance-preserving initialisation (std 1/√fan_in, no depth-dependent scaling): what the
+diagnostics show comes from the architecture, not from an initialisation tuned to make a point.
+
+`run_ablation` runs one sentence through the model and measures, layer by layer, what the lesson talks about.
+"""
+
+import functools
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from explainer._checks import as_choice, as_int, fail
+
+POSITIONAL = ("none", "sinusoidal", "rope")
+NORMS = ("none", "rmsnorm", "layernorm")
+PLACEMENTS = ("pre", "post")
+MAX_DEPTH = 24
+
+# Status thresholds, documented here and in the lesson.
+EXPLODING_GROWTH = 1e3  # the stream's RMS grew 1000-fold from the embeddings: three orders of magnitude
+VANISHING_GROWTH = 1e-3  # ... or shrank 1000-fold
+VANISHING_TOKEN_SIGNAL = 1e-2  # the tokens differ by under 1% of the stream's size: which token is which is lost
+
+# A small vocabulary is enough for the lab's sentences; each word gets a seeded random embedding.
+VOCABULARY = (
+    "the a cat dog bird chases sees bites likes owes big small hungry grey old young quickly slowly "
+    "and with from to bank money alice bob pays reads book writes letter sun rises sets"
+).split()
+
+
+@dataclass(frozen=True)
+class AblationConfig:
+    """One arrangement of the model; every field is a switch the lesson flips or a size it keeps small."""
+
+    depth: int = 6  # number of blocks; the lab's slider runs 1-24
+    width: int = 64  # d, the residual stream's width
+    heads: int = 4  # attention heads; each reads width / heads features
+    positional: str = "rope"  # how positions enter: not at all, added sinusoids, or rotated queries and keys
+    residual: bool = True  # h + F(h) when on, F(h) alone when off
+    norm: str = "rmsnorm"  # what normalises the stream
+    placement: str = "pre"  # pre: h + F(N(h)); post: N(h + F(h))
+    causal_mask: bool = True  # a position may only read itself and earlier positions
+    seed: int = 0  # the random weights and embeddings
+
+    def __post_init__(self):
+        as_int("depth", self.depth, caller="AblationConfig", minimum=1, maximum=MAX_DEPTH)
+        as_int("width", self.width, caller="AblationConfig", minimum=2, maximum=1024)
+        as_int("heads", self.heads, caller="AblationConfig", minimum=1, maximum=self.width)
+        if self.width % self.heads or (self.width // self.heads) % 2:
+            fail(f"width must split into heads of an even size (got width {self.width}, heads {self.heads})",
+                 caller="AblationConfig")
+        as_choice("positional", self.positional, POSITIONAL, caller="AblationConfig")
+        as_choice("norm", self.norm, NORMS, caller="AblationConfig")
+        as_choice("placement", self.placement, PLACEMENTS, caller="AblationConfig")
+        for name in ("residual", "causal_mask"):
+            if not isinstance(getattr(self, name), bool):
+                fail(f"{name} must be True or False (got {getattr(self, name)!r})", caller="AblationConfig")
+
+
+# ---- weights ----------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Weights:
+    """Seeded random parameters: embeddings and, per block, attention and MLP matrices stacked over depth."""
+
+    embeddings: np.ndarray  # (V, d)
+    qkv: np.ndarray  # (L, d, 3d)
+    out: np.ndarray  # (L, d, d)
+    up: np.ndarray  # (L, d, 4d)
+    down: np.ndarray  # (L, 4d, d)
+
+
+_WEIGHTS_CACHE: dict = {}
+
+
+def init_weights(config: AblationConfig) -> Weights:
+    """The model's weights for `config` (std 1/√fan_in everywhere; the same seed gives the same weights)."""
+    key = (config.seed, config.width)
+    if key not in _WEIGHTS_CACHE:
+        rng = np.random.default_rng(config.seed)
+        d, L = config.width, MAX_DEPTH  # draw all 24 blocks, so depth 8 is the first 8 blocks of depth 24
+
+        def normal(*shape):
+            return rng.standard_normal(shape) / math.sqrt(shape[-2])
+
+        _WEIGHTS_CACHE[key] = Weights(
+            embeddings=rng.standard_normal((len(VOCABULARY), d)),  # (V, d), RMS 1 like a normalised stream
+            qkv=normal(L, d, 3 * d),
+            out=normal(L, d, d),
+            up=normal(L, d, 4 * d),
+            down=normal(L, 4 * d, d),
+        )
+    return _WEIGHTS_CACHE[key]
+
+
+# ---- the pieces of a block ------------------------------------------------------------------------------------------
+
+
+def normalise(h: np.ndarray, kind: str) -> np.ndarray:
+    """RMSNorm or LayerNorm over the last axis with gain 1 (the same formulas as explainer.norms), or nothing."""
+    width = h.shape[-1]
+    if kind == "rmsnorm":
+        return h / np.sqrt(np.einsum("...i,...i->...", h, h)[..., None] / width + 1e-6)
+    if kind == "layernorm":
+        centred = h - h.sum(axis=-1, keepdims=True) / width
+        return centred / np.sqrt(np.einsum("...i,...i->...", centred, centred)[..., None] / width + 1e-5)
+    return h
+
+
+def sinusoidal_positions(length: int, width: int) -> np.ndarray:
+    """The original transformer's position codes: sines and cosines of geometrically spaced frequencies, (T, d)."""
+    position = np.arange(length)[:, None]  # (T, 1)
+    frequency = 10000.0 ** (-np.arange(0, width, 2) / width)  # (d/2,)
+    codes = np.empty((length, width))
+    codes[:, 0::2] = np.sin(position * frequency)
+    codes[:, 1::2] = np.cos(position * frequency)
+    return codes  # (T, d)
+
+
+@functools.cache
+def _rotation(length: int, width: int) -> tuple[np.ndarray, np.ndarray]:
+    angle = np.arange(length)[:, None] * 10000.0 ** (-np.arange(0, width, 2) / width)  # (T, dh/2)
+    return np.cos(angle), np.sin(angle)
+
+
+def rotate(x: np.ndarray) -> np.ndarray:
+    """RoPE: turn each pair of features of position t by t·θ_i, so q·k depends on the distance between positions."""
+    cos, sin = _rotation(x.shape[-2], x.shape[-1])  # (T, dh/2) each
+    even, odd = x[..., 0::2], x[..., 1::2]  # (..., T, dh/2)
+    rotated = np.empty_like(x)
+    rotated[..., 0::2] = even * cos - odd * sin
+    rotated[..., 1::2] = even * sin + odd * cos
+    return rotated
+
+
+@functools.cache
+def _visible(length: int, causal: bool) -> np.ndarray:
+    """(T, T) True where query i may read key j: j ≤ i under the causal mask, everywhere without it."""
+    return np.tril(np.ones((length, length), dtype=bool)) if causal else np.ones((length, length), dtype=bool)
+
+
+@dataclass
+class LayerRecord:
+    """What one block's attention did (filled in by `attend`)."""
+
+    logit_std: float = math.nan
+    logit_max: float = math.nan
+    entropy: float = math.nan
+
+
+def attend(x: np.ndarray, qkv: np.ndarray, out: np.ndarray, config: AblationConfig, record: LayerRecord):
+    """Multi-head self-attention over positions, (B, T, d) -> (B, T, d); records the logits and the entropy."""
+    batch, length, width = x.shape
+    head_width = width // config.heads
+    qkv = (x @ qkv).reshape(batch, length, 3, config.heads, head_width).transpose(2, 0, 3, 1, 4)  # (3, B, H, T, dh)
+    if config.positional == "rope":
+        qkv[:2] = rotate(qkv[:2])
+    q, k, v = qkv  # (B, H, T, dh) each
+    logits = q @ k.transpose(0, 1, 3, 2) / math.sqrt(head_width)  # (B, H, T, T)
+    visible = _visible(length, config.causal_mask)
+    seen = logits[0][:, visible]  # the first sentence's unmasked logits, (H, n)
+    mean = seen.sum() / seen.size
+    record.logit_std, record.logit_max = math.sqrt(((seen - mean) ** 2).sum() / seen.size), float(seen.max())
+    logits = np.where(visible, logits, -np.inf)
+    weights = np.exp(logits - logits.max(axis=-1, keepdims=True))
+    weights /= weights.sum(axis=-1, keepdims=True)  # (B, H, T, T)
+    first = weights[0][:, visible]  # masked weights are exactly 0 and add nothing to the entropy
+    record.entropy = float(-(first * np.log(first)).sum() / (config.heads * length))
+    mixed = (weights @ v).transpose(0, 2, 1, 3).reshape(batch, length, width)  # (B, T, d)
+    return mixed @ out  # (B, T, d)
+
+
+def mlp(x: np.ndarray, up: np.ndarray, down: np.ndarray) -> np.ndarray:
+    """The position-wise feed-forward branch: widen 4×, ReLU, project back, (B, T, d) -> (B, T, d)."""
+    return np.maximum(x @ up, 0.0) @ down
+
+
+def block(h: np.ndarray, weights: Weights, layer: int, config: AblationConfig, record: LayerRecord) -> np.ndarray:
+    """One transformer block; the four switches are read here and nowhere else."""
+    norm = config.norm
+    pre, post = (norm, "none") if config.placement == "pre" else ("none", norm)
+    for branch in ("attention", "mlp"):
+        read = normalise(h, pre)  # what the branch reads: normalised when the norm sits before it
+        if branch == "attention":
+            update = attend(read, weights.qkv[layer], weights.out[layer], config, record)
+        else:
+            update = mlp(read, weights.up[layer], weights.down[layer])
+        h = normalise(h + update if config.residual else update, post)
+    return h
+
+
+# ---- the experiment -------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AblationResult:
+    """Per-layer diagnostics (index 0 is the embeddings; layer l is after block l) and the verdict."""
+
+    residual_rms: list[float]  # RMS of the residual stream
+    token_signal: list[float]  # RMS of the stream minus its mean over positions: what tells tokens apart
+    update_ratio: list[float]  # RMS of what each block changed ÷ RMS of the stream it got (nan at index 0)
+    logit_std: list[float]  # spread of the attention logits (unmasked entries, all heads)
+    logit_max: list[float]  # largest attention logit
+    attention_entropy: list[float]  # mean entropy of the attention weights, in nats (log T = uniform)
+    word_order_sensitivity: float  # see run_ablation
+    first_nonfinite_layer: int | None  # the first layer whose stream holds inf or NaN
+    status: str  # HEALTHY, VANISHING, EXPLODING or NAN
+    reason: str  # one sentence saying why
+    config: AblationConfig = field(repr=False)
+
+
+def tokenize(sentence: str) -> np.ndarray:
+    """Word ids of a sentence made of VOCABULARY words (lower case, separated by spaces)."""
+    ids = []
+    for word in sentence.lower().split():
+        if word not in VOCABULARY:
+            fail(f"'{word}' is not in the lab's vocabulary ({', '.join(VOCABULARY)})", caller="tokenize")
+        ids.append(VOCABULARY.index(word))
+    return np.array(ids, dtype=int)
+
+
+def _check_tokens(name: str, tokens) -> np.ndarray:
+    tokens = np.asarray(tokens)
+    if tokens.ndim != 1 or tokens.size < 2 or not np.issubdtype(tokens.dtype, np.integer):
+        fail(f"{name} must be a 1-D sequence of at least 2 word ids (got {tokens!r})", caller="run_ablation")
+    if tokens.min() < 0 or tokens.max() >= len(VOCABULARY):
+        fail(f"{name} must be word ids from 0 to {len(VOCABULARY) - 1} (got {tokens.tolist()})", caller="run_ablation")
+    return tokens
+
+
+def _rms(x: np.ndarray) -> float:
+    return math.sqrt(float(np.vdot(x, x)) / x.size)
+
+
+def _embed(tokens: np.ndarray, permuted: np.ndarray, weights: Weights, config: AblationConfig) -> np.ndarray:
+    h = weights.embeddings[np.stack([tokens, permuted])]  # (2, T, d): the sentence and its permutation together
+    if config.positional == "sinusoidal":
+        h = h + sinusoidal_positions(len(tokens), config.width)
+    return h
+
+
+def _pooled(h: np.ndarray, config: AblationConfig) -> np.ndarray:
+    """Mean over positions of the final stream (after the final norm of a pre-norm model), (2, d)."""
+    final = normalise(h, config.norm) if config.placement == "pre" else h
+    return final.mean(axis=1)
+
+
+def word_order_sensitivity(pooled: np.ndarray) -> float:
+    """‖a − b‖ / (‖a‖ + ‖b‖) for the two pooled outputs a, b: 0 when identical, at most 1 (triangle inequality)."""
+    a, b = pooled
+    total = np.linalg.norm(a) + np.linalg.norm(b)
+    return float(np.linalg.norm(a - b) / total) if total > 0 else 0.0
+
+
+def verdict(residual_rms: list[float], token_signal: list[float], first_nonfinite: int | None) -> tuple[str, str]:
+    """The status and a one-sentence reason, from the thresholds at the top of this module."""
+    if first_nonfinite is not None:
+        return "NAN", f"the residual stream overflowed to inf/NaN at layer {first_nonfinite}"
+    growth = residual_rms[-1] / residual_rms[0]
+    distinct = token_signal[-1] / residual_rms[-1] if residual_rms[-1] > 0 else 0.0
+    if growth > EXPLODING_GROWTH:
+        return "EXPLODING", f"the stream's RMS grew {growth:.3g}× from the embeddings to the last layer"
+    if growth < VANISHING_GROWTH:
+        return "VANISHING", f"the stream's RMS shrank to {growth:.3g}× of the embeddings' by the last layer"
+    if distinct < VANISHING_TOKEN_SIGNAL:
+        return "VANISHING", (f"the positions' vectors differ by {100 * distinct:.2g}% of their size at the last "
+                             "layer: the tokens have become indistinguishable")
+    return "HEALTHY", f"the stream's RMS changed {growth:.3g}× and the tokens still differ by {100 * distinct:.0f}%"
+
+
+def run_ablation(config: AblationConfig, tokens, permuted_tokens=None) -> AblationResult:
+    """Run a sentence (word ids) through the model described by `config` and measure every layer.
+
+    word_order_sensitivity compares the pooled output (the mean over positions of the final stream) of the
+    sentence with that of `permuted_tokens` (default: the sentence reversed), as ‖a − b‖ / (‖a‖ + ‖b‖), which lies
+    in [0, 1]. With no positions and no causal mask every block treats positions alike (attention is permutation-
+    equivariant, the MLP and norms act per position), so the pooled output is exactly invariant: 0 up to rounding.
+    Overflow never raises: from the first layer that is not finite, the measurements are nan and status is NAN.
+    """
+    tokens = _check_tokens("tokens", tokens)
+    permuted = tokens[::-1] if permuted_tokens is None else _check_tokens("permuted_tokens", permuted_tokens)
+    if sorted(permuted.tolist()) != sorted(tokens.tolist()):
+        fail("permuted_tokens must hold the same words as tokens, in another order", caller="run_ablation")
+    weights = init_weights(config)
+    h = _embed(tokens, permuted, weights, config)  # (2, T, d)
+    rows = {"residual_rms": [_rms(h[0])], "token_signal": [_rms(h[0] - h[0].mean(axis=0))], "update_ratio": [math.nan],
+            "logit_std": [math.nan], "logit_max": [math.nan], "attention_entropy": [math.nan]}
+    first_nonfinite = None
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        for layer in range(config.depth):
+            record = LayerRecord()
+            before = h
+            h = block(h, weights, layer, config, record) if first_nonfinite is None else h * math.nan
+            if first_nonfinite is None and not np.isfinite(h).all():
+                first_nonfinite = layer + 1
+            _append_layer(rows, h[0], before[0], record)
+        sensitivity = math.nan if first_nonfinite else word_order_sensitivity(_pooled(h, config))
+    status, reason = verdict(rows["residual_rms"], rows["token_signal"], first_nonfinite)
+    return AblationResult(**rows, word_order_sensitivity=sensitivity, first_nonfinite_layer=first_nonfinite,
+                          status=status, reason=reason, config=config)
+
+
+def _append_layer(rows: dict, h: np.ndarray, before: np.ndarray, record: LayerRecord) -> None:
+    finite, stream_before = bool(np.isfinite(h).all()), rows["residual_rms"][-1]
+    rows["residual_rms"].append(_rms(h) if finite else math.nan)
+    rows["token_signal"].append(_rms(h - h.sum(axis=0) / len(h)) if finite else math.nan)
+    change = _rms(h - before) / stream_before if finite and stream_before > 0 else math.nan
+    rows["update_ratio"].append(change)
+    rows["logit_std"].append(record.logit_std)
+    rows["logit_max"].append(record.logit_max)
+    rows["attention_entropy"].append(record.entropy)
