@@ -1,0 +1,248 @@
+"""The figure description: the plain JSON a sandbox returns and both renderers draw.
+
+One description, two renderers: the browser draws it as SVG (build_scripts/browser/render.js), the build draws it
+with matplotlib for the static figure. Everything a renderer needs is decided here, in Python, so the two cannot
+drift: limits, ticks and their labels, colours (as theme roles), formatted readouts.
+
+    {
+      "axes":     {"xlim": [a, b], "ylim": [a, b], "xscale": "linear"|"log", "yscale": ..., "aspect": "auto"|"equal",
+                   "xlabel": str, "ylabel": str, "title": str, "grid": bool,
+                   "xticks": [{"value": v, "label": str}, ...], "yticks": [...]},
+      "marks":    [ {"type": "line"|"arrow"|"point"|"bars"|"text"|"region", ...}, ... ],   # drawn in order
+      "readouts": [{"label": str, "value": float|None, "text": str}, ...],
+      "status":   {"label": str, "tone": "good"|"warn"|"bad"|"info", "detail": str} or null
+    }
+
+Numbers are rounded to 6 significant digits; a value that is not finite becomes null and renderers skip it.
+Colours are roles (COLOR_ROLES), mapped to the light or dark palette by each renderer's theme.
+"""
+
+import math
+
+import numpy as np
+
+COLOR_ROLES = ("ink", "muted", "primary", "secondary", "accent", "good", "warn", "bad")
+STATUS_TONES = ("good", "warn", "bad", "info")
+SCALES = ("linear", "log")
+ANCHORS = ("start", "middle", "end")
+MARK_TYPES = ("line", "arrow", "point", "bars", "text", "region")
+
+# The drawing box both renderers share: a figure is FIGURE_WIDTH logical pixels wide and as tall as the page asks
+# (default DEFAULT_HEIGHT); the plot area is what the margins leave. Equal aspect widens the shorter data range about
+# its centre until one data unit spans the same number of pixels on both axes.
+FIGURE_WIDTH = 640
+DEFAULT_HEIGHT = 360
+MARGINS = {"left": 64, "right": 20, "top": 28, "bottom": 48}
+
+SIGNIFICANT_DIGITS = 6
+ROUNDING_NOISE = 1e-12  # readouts closer to 0 than this are float64 round-off of an exact 0
+
+
+def number(value) -> float | None:
+    """A JSON-safe number: rounded to 6 significant digits, or None when not finite."""
+    value = float(value)
+    if not math.isfinite(value):
+        return None
+    return float(f"{value:.{SIGNIFICANT_DIGITS}g}")
+
+
+def numbers(values) -> list[float | None]:
+    """A JSON-safe list of numbers from any 1-D array-like."""
+    return [number(v) for v in np.asarray(values, dtype=float).ravel()]
+
+
+def _role(color: str) -> str:
+    if color not in COLOR_ROLES:
+        raise ValueError(f"color must be one of {', '.join(COLOR_ROLES)} (got {color!r})")
+    return color
+
+
+# ---- ticks ------------------------------------------------------------------------------------------------------
+
+
+def _format_tick(value: float, step: float) -> str:
+    decimals = max(0, -math.floor(math.log10(step) + 1e-9)) if step < 1 else 0
+    text = f"{value:.{decimals}f}"
+    return "0" if text.strip("-0.") == "" else text.replace("-", "−")
+
+
+def _tick_count(low: float, high: float, step: float) -> int:
+    return math.floor(high / step + 1e-9) - math.ceil(low / step - 1e-9) + 1
+
+
+def linear_ticks(low: float, high: float, target: int = 6, cover: tuple[float, float] | None = None) -> list[dict]:
+    """Round ticks (steps of 1, 2 or 5 × 10ⁿ) inside [low, high], as close to `target` of them as possible.
+
+    With `cover`, the step is still chosen for [low, high] but the ticks run over the wider `cover` range.
+    """
+    magnitude = 10 ** math.floor(math.log10((high - low) / target))
+    steps = [m * magnitude * scale for scale in (1, 10) for m in (1, 2, 5)]
+    step = min(steps, key=lambda s: (abs(_tick_count(low, high, s) - target), -s))
+    low, high = cover or (low, high)
+    first = math.ceil(low / step - 1e-9)
+    values = [k * step for k in range(first, first + _tick_count(low, high, step))]
+    return [{"value": number(v), "label": _format_tick(v, step)} for v in values]
+
+
+def _power_label(exponent: int) -> str:
+    if -2 <= exponent <= 3:
+        return f"{10.0 ** exponent:g}"
+    superscript = str(exponent).translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"))
+    return f"10{superscript}"
+
+
+def log_ticks(low: float, high: float, target: int = 6) -> list[dict]:
+    """Powers of ten inside [low, high], thinned to at most about `target` of them."""
+    first, last = math.ceil(math.log10(low) - 1e-9), math.floor(math.log10(high) + 1e-9)
+    stride = max(1, math.ceil((last - first + 1) / target))
+    return [{"value": number(10.0**e), "label": _power_label(e)} for e in range(first, last + 1, stride)]
+
+
+def _ticks(scale: str, limits: tuple[float, float], given, widen: bool) -> list[dict]:
+    if given is not None:
+        return [{"value": number(v), "label": str(label)} for v, label in given]
+    if scale == "log":
+        return log_ticks(*limits)
+    # With equal aspect the renderer widens the shorter range by an amount only it knows (the page sets the
+    # height), so ticks run over twice the span and renderers draw those that land inside what they show.
+    centre, half = (limits[0] + limits[1]) / 2, (limits[1] - limits[0]) / 2
+    return linear_ticks(*limits, cover=(centre - 2 * half, centre + 2 * half) if widen else None)
+
+
+def _limits(name: str, limits, scale: str) -> tuple[float, float]:
+    low, high = (float(v) for v in limits)
+    if not (math.isfinite(low) and math.isfinite(high) and low < high):
+        raise ValueError(f"{name} must be two finite numbers, low < high (got {limits!r})")
+    if scale == "log" and low <= 0:
+        raise ValueError(f"{name} must be positive on a log scale (got {limits!r})")
+    return low, high
+
+
+# ---- axes, marks, readouts ----------------------------------------------------------------------------------------
+
+
+def axes(
+    *,
+    xlim,
+    ylim,
+    xlabel: str = "",
+    ylabel: str = "",
+    title: str = "",
+    xscale: str = "linear",
+    yscale: str = "linear",
+    aspect: str = "auto",
+    grid: bool = True,
+    xticks=None,
+    yticks=None,
+) -> dict:
+    """The axes of a figure; ticks are computed here unless given as (value, label) pairs."""
+    for name, scale in (("xscale", xscale), ("yscale", yscale)):
+        if scale not in SCALES:
+            raise ValueError(f"{name} must be one of {', '.join(SCALES)} (got {scale!r})")
+    if aspect not in ("auto", "equal"):
+        raise ValueError(f"aspect must be 'auto' or 'equal' (got {aspect!r})")
+    x_limits, y_limits = _limits("xlim", xlim, xscale), _limits("ylim", ylim, yscale)
+    return {
+        "xlim": numbers(x_limits),
+        "ylim": numbers(y_limits),
+        "xscale": xscale,
+        "yscale": yscale,
+        "aspect": aspect,
+        "xlabel": xlabel,
+        "ylabel": ylabel,
+        "title": title,
+        "grid": bool(grid),
+        "xticks": _ticks(xscale, x_limits, xticks, widen=aspect == "equal"),
+        "yticks": _ticks(yscale, y_limits, yticks, widen=aspect == "equal"),
+    }
+
+
+def line(x, y, *, color: str = "primary", width: float = 2.0, dash: bool = False, label: str = "") -> dict:
+    """A polyline through (x[i], y[i]); a null coordinate breaks the line."""
+    x, y = numbers(x), numbers(y)
+    if len(x) != len(y):
+        raise ValueError(f"line: x and y must have the same length (got {len(x)} and {len(y)})")
+    return {"type": "line", "x": x, "y": y, "color": _role(color), "width": width, "dash": dash, "label": label}
+
+
+def arrow(start, end, *, color: str = "primary", width: float = 2.5, label: str = "") -> dict:
+    """An arrow from `start` to `end` (data coordinates), labelled just past its head."""
+    return {
+        "type": "arrow",
+        "start": numbers(start),
+        "end": numbers(end),
+        "color": _role(color),
+        "width": width,
+        "label": label,
+    }
+
+
+def point(x: float, y: float, *, color: str = "primary", size: float = 5.0, label: str = "") -> dict:
+    """A dot at (x, y) with an optional label beside it."""
+    return {"type": "point", "x": number(x), "y": number(y), "color": _role(color), "size": size, "label": label}
+
+
+def bars(x, heights, *, width: float = 0.8, color: str = "primary", label: str = "") -> dict:
+    """Vertical bars centred on x, rising from the bottom of the axes (so they also work on a log scale)."""
+    x, heights = numbers(x), numbers(heights)
+    if len(x) != len(heights):
+        raise ValueError(f"bars: x and heights must have the same length (got {len(x)} and {len(heights)})")
+    return {"type": "bars", "x": x, "heights": heights, "width": width, "color": _role(color), "label": label}
+
+
+def text(x: float, y: float, content: str, *, color: str = "ink", anchor: str = "start", size: float = 13.0) -> dict:
+    """A text label at (x, y), vertically centred; `anchor` says which end of the text sits at x."""
+    if anchor not in ANCHORS:
+        raise ValueError(f"text anchor must be one of {', '.join(ANCHORS)} (got {anchor!r})")
+    return {"type": "text", "x": number(x), "y": number(y), "text": content, "color": _role(color), "anchor": anchor,
+            "size": size}
+
+
+def region(x, y, *, color: str = "primary", opacity: float = 0.15, label: str = "") -> dict:
+    """A filled polygon through (x[i], y[i]), closed back to the first point."""
+    x, y = numbers(x), numbers(y)
+    if len(x) != len(y) or len(x) < 3:
+        raise ValueError(f"region: needs x and y of the same length, at least 3 (got {len(x)} and {len(y)})")
+    return {"type": "region", "x": x, "y": y, "color": _role(color), "opacity": opacity, "label": label}
+
+
+def readout(label: str, value, *, unit: str = "", digits: int = 3) -> dict:
+    """A named number under the figure, formatted once here so both renderers show the same text."""
+    value = None if value is None else number(value)
+    if value is not None and abs(value) < ROUNDING_NOISE:
+        value = 0.0  # float64 round-off (say 3e-16 where the math gives 0) shows as the 0 it is
+    if value is None:
+        shown = "not finite"
+    elif value != 0 and (abs(value) >= 1e5 or abs(value) < 10.0**-digits):
+        shown = f"{value:.{digits - 1}e}"
+    else:
+        shown = f"{value:.{digits}f}"
+    gap = "" if unit in ("", "°", "%") else " "
+    return {"label": label, "value": value, "text": f"{shown}{gap}{unit}".replace("-", "−")}
+
+
+def status(label: str, tone: str, detail: str = "") -> dict:
+    """A status badge (e.g. HEALTHY in the good tone) with a one-sentence reason."""
+    if tone not in STATUS_TONES:
+        raise ValueError(f"status tone must be one of {', '.join(STATUS_TONES)} (got {tone!r})")
+    return {"label": label, "tone": tone, "detail": detail}
+
+
+def figure(*, axes: dict, marks: list[dict], readouts: list[dict] = (), status: dict | None = None) -> dict:
+    """The whole description a sandbox returns."""
+    return {"axes": axes, "marks": list(marks), "readouts": list(readouts), "status": status}
+
+
+def validate_figure(description: dict) -> None:
+    """Raise ValueError if `description` is not a figure description both renderers can draw."""
+    if set(description) != {"axes", "marks", "readouts", "status"}:
+        raise ValueError(f"figure keys must be axes, marks, readouts, status (got {sorted(description)})")
+    for index, mark in enumerate(description["marks"]):
+        if mark.get("type") not in MARK_TYPES:
+            raise ValueError(f"mark {index}: type must be one of {', '.join(MARK_TYPES)} (got {mark.get('type')!r})")
+        _role(mark["color"])
+    for item in description["readouts"]:
+        if set(item) != {"label", "value", "text"}:
+            raise ValueError(f"readout keys must be label, value, text (got {sorted(item)})")
+    if description["status"] is not None and description["status"]["tone"] not in STATUS_TONES:
+        raise ValueError(f"status tone must be one of {', '.join(STATUS_TONES)}")

@@ -1,0 +1,59 @@
+"""The figure description helpers: JSON-safe numbers, ticks both renderers share, and refusals of bad marks."""
+
+import json
+import math
+
+import pytest
+
+from explainer import figure as fig
+
+
+def test_numbers_are_rounded_and_non_finite_values_become_null():
+    assert fig.numbers([1 / 3, math.nan, math.inf, 2]) == [0.333333, None, None, 2.0]
+    json.dumps(fig.line([0, 1, 2], [1, math.nan, 3]), allow_nan=False)
+
+
+def test_linear_ticks_are_round_and_inside_the_limits():
+    ticks = fig.linear_ticks(-6.5, 6.5)
+    values = [t["value"] for t in ticks]
+    assert values == [-6.0, -4.0, -2.0, 0.0, 2.0, 4.0, 6.0]
+    assert [t["label"] for t in ticks][:2] == ["−6", "−4"]
+    assert [t["label"] for t in fig.linear_ticks(0, 1)] == ["0", "0.2", "0.4", "0.6", "0.8", "1.0"]
+
+
+def test_log_ticks_are_powers_of_ten_thinned_to_a_few():
+    ticks = fig.log_ticks(1e-4, 1e4)
+    assert [t["value"] for t in ticks] == [1e-4, 1e-2, 1, 1e2, 1e4]
+    assert [t["label"] for t in ticks] == ["10⁻⁴", "0.01", "1", "100", "10⁴"]
+
+
+def test_readouts_are_formatted_once_for_both_renderers():
+    assert fig.readout("x", 3.0)["text"] == "3.000"
+    assert fig.readout("p", 4.5e-5)["text"] == "4.50e−05"
+    assert fig.readout("noise", 3e-16)["text"] == "0.000"
+    assert fig.readout("share", 12.34, unit="%", digits=1)["text"] == "12.3%"
+    assert fig.readout("bad", math.inf) == {"label": "bad", "value": None, "text": "not finite"}
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda: fig.axes(xlim=(1, 0), ylim=(0, 1)), "xlim must be two finite numbers"),
+        (lambda: fig.axes(xlim=(0, 1), ylim=(0, 1), yscale="log"), "ylim must be positive on a log scale"),
+        (lambda: fig.axes(xlim=(0, 1), ylim=(0, 1), xscale="symlog"), "xscale must be one of linear, log"),
+        (lambda: fig.line([0, 1], [0]), "line: x and y must have the same length"),
+        (lambda: fig.point(0, 0, color="red"), "color must be one of"),
+        (lambda: fig.text(0, 0, "a", anchor="left"), "text anchor must be one of"),
+        (lambda: fig.region([0, 1], [0, 1]), "region: needs x and y of the same length, at least 3"),
+        (lambda: fig.status("OK", "great"), "status tone must be one of"),
+    ],
+)
+def test_bad_marks_are_refused_with_what_is_valid(make, message):
+    with pytest.raises(ValueError, match=message):
+        make()
+
+
+def test_validate_figure_refuses_unknown_marks():
+    description = fig.figure(axes=fig.axes(xlim=(0, 1), ylim=(0, 1)), marks=[{"type": "pie", "color": "ink"}])
+    with pytest.raises(ValueError, match="mark 0: type must be one of"):
+        fig.validate_figure(description)

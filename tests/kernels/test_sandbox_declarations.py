@@ -1,0 +1,120 @@
+"""Sandbox declarations: parameters validate what the page sends, the registry finds sandboxes, render_json never raises."""
+
+import json
+import math
+
+import pytest
+
+from explainer import figure as fig
+from explainer.sandbox import (
+    Choice,
+    FloatParam,
+    IntParam,
+    ParameterError,
+    Toggle,
+    get_sandbox,
+    registry,
+    render_json,
+    sandbox,
+)
+
+ANGLE = FloatParam("angle", "Angle", 0, 180, step=0.5, default=53, unit="°")
+DEPTH = IntParam("depth", "Depth", 1, 24, default=12, unit="layers")
+SWITCH = Toggle("residual", "Residual add", True)
+FUNCTION = Choice("f", "Function", (("sin", "sin x"), ("exp", "eˣ")), "sin")
+
+
+@pytest.mark.parametrize(
+    ("param", "value", "message"),
+    [
+        (ANGLE, math.nan, "angle: must be a finite number"),
+        (ANGLE, math.inf, "angle: must be a finite number"),
+        (ANGLE, None, "angle: must be a number (got None)"),
+        (ANGLE, "53", "angle: must be a number (got '53')"),
+        (ANGLE, True, "angle: must be a number (got True)"),
+        (ANGLE, 181, "angle: must be between 0 and 180 (got 181)"),
+        (DEPTH, 2.5, "depth: must be a whole number (got 2.5)"),
+        (DEPTH, 0, "depth: must be between 1 and 24 (got 0)"),
+        (SWITCH, 1, "residual: must be true or false (got 1)"),
+        (FUNCTION, "sine", "f: must be one of 'sin', 'exp' (got 'sine') (did you mean 'sin'?)"),
+        (FUNCTION, 3, "f: must be one of 'sin', 'exp' (got 3)"),
+    ],
+)
+def test_a_bad_value_is_refused_naming_the_parameter(param, value, message):
+    with pytest.raises(ParameterError) as caught:
+        param.validate(value)
+    assert str(caught.value) == message or str(caught.value).startswith(message)
+    assert caught.value.parameter == param.name
+
+
+def test_good_values_come_back_typed():
+    assert ANGLE.validate(53) == 53.0 and isinstance(ANGLE.validate(53), float)
+    assert DEPTH.validate(7.0) == 7 and isinstance(DEPTH.validate(7.0), int)
+    assert SWITCH.validate(False) is False and FUNCTION.validate("exp") == "exp"
+
+
+def test_sliders_show_their_value_with_the_grid_and_unit():
+    assert ANGLE.format(53) == "53.0°" and DEPTH.format(3) == "3 layers"
+    assert FloatParam("x", "x", -1, 1, step=0.01, default=0).format(-0.5) == "−0.50"
+    assert ANGLE.to_json()["decimals"] == 1 and DEPTH.to_json()["decimals"] == 0
+
+
+def test_a_declaration_must_be_self_consistent():
+    with pytest.raises(ValueError, match="min ≤ default ≤ max"):
+        FloatParam("x", "x", 0, 1, step=0.1, default=2)
+    with pytest.raises(ValueError, match="default 'tan' is not one of"):
+        Choice("f", "f", (("sin", "sin"),), "tan")
+    with pytest.raises(TypeError, match=r"parameters \['b'\] must match the declared \['a'\]"):
+
+        @sandbox(FloatParam("a", "a", 0, 1, step=0.1, default=0), title="Broken")
+        def broken(b):
+            return {}
+
+
+def test_registry_finds_sandboxes_and_suggests_the_closest_name():
+    sandboxes = registry()
+    assert {"ablation_lab", "projection_shadow"} <= set(sandboxes)
+    with pytest.raises(ParameterError, match="unknown sandbox 'projection_shadw' \\(did you mean 'projection_shadow'"):
+        get_sandbox("projection_shadw")
+
+
+def test_every_sandbox_renders_its_defaults_to_a_json_figure():
+    for name, box in registry().items():
+        description = box.render()
+        fig.validate_figure(description)
+        json.dumps(description, allow_nan=False)
+        assert box.summary, f"{name} needs a one-line docstring: it is the figure's fallback description"
+
+
+def test_render_json_answers_every_request_with_ok_or_a_named_error():
+    good = json.loads(render_json("projection_shadow", json.dumps({"u_angle": 90})))
+    assert good["ok"] and good["value"]["axes"]["aspect"] == "equal"
+    for params, parameter in [('{"u_angle": NaN}', "u_angle"), ('{"u_angel": 1}', "u_angel"), ("[1]", "params"),
+                              ('{"u_angle": 1e400}', "u_angle")]:
+        reply = json.loads(render_json("projection_shadow", params))
+        assert reply["ok"] is False and reply["error"]["kind"] == "parameter", reply
+        assert reply["error"]["parameter"] == parameter
+    reply = json.loads(render_json("no_such", "{}"))
+    assert reply["error"]["parameter"] == "sandbox"
+    reply = json.loads(render_json("projection_shadow", "{not json"))
+    assert reply["ok"] is False and reply["error"]["kind"] == "exception" and "JSONDecodeError" in reply["error"]["message"]
+
+
+def test_an_exception_inside_a_sandbox_reaches_the_page_with_its_traceback():
+    @sandbox(Toggle("fail", "Fail", False), title="Fragile")
+    def fragile_for_test(fail):
+        """A sandbox that breaks on request."""
+        if fail:
+            raise ZeroDivisionError("division by zero")
+        return fig.figure(axes=fig.axes(xlim=(0, 1), ylim=(0, 1)), marks=[])
+
+    try:
+        reply = json.loads(render_json("fragile_for_test", '{"fail": true}'))
+        assert reply["error"] == {"kind": "exception", "parameter": None, "message": "ZeroDivisionError: division by zero",
+                                  "detail": reply["error"]["detail"]}
+        assert "Traceback" in reply["error"]["detail"] and "fragile_for_test" in reply["error"]["detail"]
+        assert json.loads(render_json("fragile_for_test", '{"fail": false}'))["ok"]
+    finally:
+        from explainer import sandbox as module
+
+        module._REGISTRY.pop("fragile_for_test")
