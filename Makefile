@@ -10,9 +10,7 @@ DEPS_STAMP := $(VENV)/.deps-stamp
 NODE_STAMP := node_modules/.package-lock.json
 VENDOR_DIR := docs/assets/vendor
 VENDOR_STAMP := $(VENDOR_DIR)/.stamp
-WHEEL_DIR := build/wheel
-WHEEL_STAMP := $(WHEEL_DIR)/.stamp
-EXPLAINER_SOURCES := $(shell find explainer -name '*.py' 2>/dev/null)
+PYODIDE_STAMP := build/pyodide/.stamp
 HOST ?= 127.0.0.1
 PORT ?= 8000
 PYTEST_ARGS ?=
@@ -26,7 +24,7 @@ export NO_MKDOCS_2_WARNING := 1
 help:  ## List the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 12
 
-setup: $(DEPS_STAMP) $(VENDOR_STAMP) $(WHEEL_STAMP)  ## Install everything the site build needs.
+setup: $(DEPS_STAMP) $(VENDOR_STAMP) $(PYODIDE_STAMP)  ## Install everything the site build needs.
 
 serve: setup  ## Build everything and serve the site on http://127.0.0.1:8000 with live reload.
 	$(VENV)/bin/mkdocs serve --dev-addr $(HOST):$(PORT) --livereload
@@ -66,10 +64,10 @@ $(VENDOR_STAMP): $(NODE_STAMP)
 	cp node_modules/katex/dist/contrib/auto-render.min.js $(VENDOR_DIR)/katex/contrib/
 	@touch $@
 
-# The explainer wheel the reader's browser installs into Pyodide.
-$(WHEEL_STAMP): $(EXPLAINER_SOURCES) pyproject.toml | $(DEPS_STAMP)
-	rm -rf $(WHEEL_DIR)
-	$(PY) -m pip wheel --quiet --no-deps --wheel-dir $(WHEEL_DIR) .
+# The offline Pyodide runtime (npm core + numpy/micropip/packaging wheels checked against its lock), in
+# build/pyodide/<version>/; the wheels are cached in .cache/pyodide-wheels/ so a rebuild downloads nothing.
+$(PYODIDE_STAMP): build_scripts/pyodide_runtime.py $(NODE_STAMP) $(DEPS_STAMP)
+	$(PY) -m build_scripts.pyodide_runtime prepare
 	@touch $@
 
 chromium:  ## Make sure Debian's Chromium is installed (the browser tests drive it; never a downloaded build).

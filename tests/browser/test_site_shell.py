@@ -4,7 +4,7 @@ import pytest
 
 pytestmark = pytest.mark.browser
 
-PAGES = ["", "lessons/break-the-model/", "lessons/rmsnorm-geometry/"]
+PAGES = ["", "lessons/break-the-model/", "lessons/rmsnorm-geometry/", "sandboxes/"]
 
 
 @pytest.mark.parametrize("path", PAGES)

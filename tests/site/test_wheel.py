@@ -1,20 +1,14 @@
 """The explainer wheel that Pyodide installs: pure Python, the package alone, numpy its only dependency."""
 
 import email.parser
-import subprocess
-import sys
 import zipfile
 
 import explainer
+from build_scripts.wheel import build_wheel, source_digest
 
 
-def test_the_wheel_is_pure_python_and_holds_only_the_package(project_root, tmp_path):
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", str(tmp_path), str(project_root)],
-        check=True,
-        capture_output=True,
-    )
-    [wheel] = tmp_path.glob("*.whl")
+def test_the_wheel_is_pure_python_and_holds_only_the_package(tmp_path):
+    wheel = build_wheel(tmp_path / "wheel")
     assert wheel.name == f"explainer-{explainer.__version__}-py3-none-any.whl"
 
     with zipfile.ZipFile(wheel) as archive:
@@ -28,3 +22,15 @@ def test_the_wheel_is_pure_python_and_holds_only_the_package(project_root, tmp_p
     runtime_requirements = [r for r in metadata.get_all("Requires-Dist") if "extra ==" not in r]
     assert runtime_requirements == ["numpy>=2.0"]
     assert metadata["Requires-Python"] == ">=3.12"
+
+
+def test_the_wheel_is_reproducible_and_rebuilt_only_when_its_sources_change(tmp_path, project_root):
+    # Same sources, same bytes: the browser's integrity check and HTTP caches rely on it.
+    first = build_wheel(tmp_path / "a").read_bytes()
+    assert build_wheel(tmp_path / "b").read_bytes() == first
+    wheel = build_wheel(tmp_path / "a")
+    stamp = wheel.stat().st_mtime_ns
+    assert build_wheel(tmp_path / "a").stat().st_mtime_ns == stamp, "an unchanged source tree rebuilt the wheel"
+    (tmp_path / "a" / "SOURCE_DIGEST").write_text("stale\n")
+    assert build_wheel(tmp_path / "a").read_bytes() == first
+    assert (tmp_path / "a" / "SOURCE_DIGEST").read_text().strip() == source_digest(project_root)

@@ -1,0 +1,315 @@
+/* The SVG renderer: a figure description (explainer/figure.py) in, one <svg> element out.
+ *
+ * The static figure is the same description drawn by matplotlib at build time, so every layout rule here is written
+ * down in README.md ("The SVG renderer") for that renderer to follow. Colours are roles: each mark carries the class
+ * `explainer-color-<role>` and draws with currentColor; sandbox.css maps the roles to the light or dark palette.
+ *
+ * Exposes the global ExplainerRender = {renderFigure, FIGURE_WIDTH, DEFAULT_HEIGHT, MARGINS, COLOR_ROLES}.
+ */
+(function (root) {
+  "use strict";
+
+  const SVG_NS = "http://www.w3.org/2000/svg";
+
+  // Mirrors explainer/figure.py; tests/browser/test_svg_renderer.py checks that they agree.
+  const FIGURE_WIDTH = 640;
+  const DEFAULT_HEIGHT = 360;
+  const MARGINS = Object.freeze({left: 64, right: 20, top: 28, bottom: 48});
+  const COLOR_ROLES = Object.freeze(["ink", "muted", "primary", "secondary", "accent", "good", "warn", "bad"]);
+
+  const FONT_SIZE = Object.freeze({tick: 12, label: 13, title: 14, legend: 12, markLabel: 13});
+  const TICK_LENGTH = 5;
+  const LEGEND_LABELLED = new Set(["line", "bars", "region"]);  // points and arrows carry their label beside them
+
+  let figuresMade = 0;  // clip-path ids must be unique when several figures share a page
+
+  // ---- small helpers ------------------------------------------------------------------------------------------------
+
+  function svg(name, attributes = {}, parent = null) {
+    const element = document.createElementNS(SVG_NS, name);
+    for (const [key, value] of Object.entries(attributes)) {
+      if (value !== null && value !== undefined) element.setAttribute(key, String(value));
+    }
+    if (parent) parent.appendChild(element);
+    return element;
+  }
+
+  function px(value) {
+    return Math.round(value * 100) / 100;
+  }
+
+  function isNumber(value) {
+    return typeof value === "number" && Number.isFinite(value);
+  }
+
+  function colorClass(role) {
+    return `explainer-color-${COLOR_ROLES.includes(role) ? role : "ink"}`;
+  }
+
+  // ---- layout: plot area, equal aspect, scales -------------------------------------------------------------------
+
+  function plotArea(height) {
+    const left = MARGINS.left;
+    const right = FIGURE_WIDTH - MARGINS.right;
+    const top = MARGINS.top;
+    const bottom = height - MARGINS.bottom;
+    return {left, right, top, bottom, width: right - left, height: bottom - top};
+  }
+
+  function widen([low, high], span) {
+    const centre = (low + high) / 2;
+    return [centre - span / 2, centre + span / 2];
+  }
+
+  // Equal aspect (linear axes only): widen the shorter data range about its centre until one data unit spans the
+  // same number of pixels on both axes.
+  function dataLimits(axes, plot) {
+    let xlim = axes.xlim.slice();
+    let ylim = axes.ylim.slice();
+    if (axes.aspect === "equal" && axes.xscale !== "log" && axes.yscale !== "log") {
+      const xPixelsPerUnit = plot.width / (xlim[1] - xlim[0]);
+      const yPixelsPerUnit = plot.height / (ylim[1] - ylim[0]);
+      if (xPixelsPerUnit > yPixelsPerUnit) xlim = widen(xlim, plot.width / yPixelsPerUnit);
+      else if (yPixelsPerUnit > xPixelsPerUnit) ylim = widen(ylim, plot.height / xPixelsPerUnit);
+    }
+    return {xlim, ylim};
+  }
+
+  // A data → pixel map; null for null, non-finite, and (on a log scale) non-positive values.
+  function makeScale(kind, [low, high], [from, to]) {
+    const transform = kind === "log" ? (v) => (v > 0 ? Math.log10(v) : null) : (v) => v;
+    const a = transform(low);
+    const b = transform(high);
+    return (value) => {
+      if (!isNumber(value)) return null;
+      const t = transform(value);
+      return t === null ? null : from + ((t - a) / (b - a)) * (to - from);
+    };
+  }
+
+  // ---- axes ----------------------------------------------------------------------------------------------------
+
+  // Ticks whose pixel position lies on the axis (half a pixel of slack for rounding); others are not drawn.
+  function ticksInside(ticks, scale, from, to) {
+    const [low, high] = [Math.min(from, to) - 0.5, Math.max(from, to) + 0.5];
+    return (ticks || [])
+      .map((tick) => ({label: tick.label, value: tick.value, at: scale(tick.value)}))
+      .filter((tick) => tick.at !== null && tick.at >= low && tick.at <= high);
+  }
+
+  function drawGrid(group, plot, xTicks, yTicks) {
+    const grid = svg("g", {class: "explainer-grid explainer-color-muted", stroke: "currentColor",
+      "stroke-opacity": 0.25, "stroke-width": 1}, group);
+    for (const tick of xTicks) svg("line", {x1: px(tick.at), x2: px(tick.at), y1: plot.top, y2: plot.bottom}, grid);
+    for (const tick of yTicks) svg("line", {x1: plot.left, x2: plot.right, y1: px(tick.at), y2: px(tick.at)}, grid);
+  }
+
+  function drawTicks(group, plot, xTicks, yTicks) {
+    const marks = svg("g", {class: "explainer-ticks explainer-color-muted", stroke: "currentColor", "stroke-width": 1},
+      group);
+    const labels = svg("g", {class: "explainer-tick-labels explainer-color-ink", fill: "currentColor",
+      "font-size": FONT_SIZE.tick}, group);
+    for (const tick of xTicks) {
+      svg("line", {x1: px(tick.at), x2: px(tick.at), y1: plot.bottom, y2: plot.bottom + TICK_LENGTH}, marks);
+      const label = svg("text", {x: px(tick.at), y: plot.bottom + TICK_LENGTH + 3, "text-anchor": "middle",
+        "dominant-baseline": "hanging", "data-axis": "x", "data-value": tick.value}, labels);
+      label.textContent = tick.label;
+    }
+    for (const tick of yTicks) {
+      svg("line", {x1: plot.left - TICK_LENGTH, x2: plot.left, y1: px(tick.at), y2: px(tick.at)}, marks);
+      const label = svg("text", {x: plot.left - TICK_LENGTH - 3, y: px(tick.at), "text-anchor": "end",
+        "dominant-baseline": "middle", "data-axis": "y", "data-value": tick.value}, labels);
+      label.textContent = tick.label;
+    }
+  }
+
+  function drawLabels(group, plot, axes, height) {
+    const labels = svg("g", {class: "explainer-axis-labels explainer-color-ink", fill: "currentColor"}, group);
+    const centreX = px((plot.left + plot.right) / 2);
+    const centreY = px((plot.top + plot.bottom) / 2);
+    if (axes.xlabel) {
+      svg("text", {x: centreX, y: height - 8, "text-anchor": "middle", "font-size": FONT_SIZE.label,
+        class: "explainer-xlabel"}, labels).textContent = axes.xlabel;
+    }
+    if (axes.ylabel) {
+      svg("text", {x: 16, y: centreY, "text-anchor": "middle", "dominant-baseline": "middle",
+        transform: `rotate(-90 16 ${centreY})`, "font-size": FONT_SIZE.label, class: "explainer-ylabel"},
+      labels).textContent = axes.ylabel;
+    }
+    if (axes.title) {
+      svg("text", {x: centreX, y: MARGINS.top / 2, "text-anchor": "middle", "dominant-baseline": "middle",
+        "font-size": FONT_SIZE.title, "font-weight": 600, class: "explainer-title"}, labels).textContent = axes.title;
+    }
+  }
+
+  function drawAxes(parent, plot, axes, scales, height) {
+    const group = svg("g", {class: "explainer-axes"}, parent);
+    const xTicks = ticksInside(axes.xticks, scales.x, plot.left, plot.right);
+    const yTicks = ticksInside(axes.yticks, scales.y, plot.bottom, plot.top);
+    if (axes.grid) drawGrid(group, plot, xTicks, yTicks);
+    svg("path", {class: "explainer-spines explainer-color-muted", fill: "none", stroke: "currentColor",
+      "stroke-width": 1, d: `M${plot.left} ${plot.top}V${plot.bottom}H${plot.right}`}, group);
+    drawTicks(group, plot, xTicks, yTicks);
+    drawLabels(group, plot, axes, height);
+  }
+
+  // ---- marks ---------------------------------------------------------------------------------------------------
+
+  function drawLine(group, mark, scales) {
+    let d = "";
+    let penDown = false;
+    for (let i = 0; i < mark.x.length; i += 1) {
+      const x = scales.x(mark.x[i]);
+      const y = scales.y(mark.y[i]);
+      if (x === null || y === null) {
+        penDown = false;  // a null breaks the line
+        continue;
+      }
+      d += `${penDown ? "L" : "M"}${px(x)} ${px(y)}`;
+      penDown = true;
+    }
+    svg("path", {d, fill: "none", stroke: "currentColor", "stroke-width": mark.width ?? 2, "stroke-linejoin": "round",
+      "stroke-linecap": "round", "stroke-dasharray": mark.dash ? "6 4" : null}, group);
+  }
+
+  function markLabel(group, text, x, y, anchor) {
+    if (!text) return;
+    svg("text", {x: px(x), y: px(y), "text-anchor": anchor, "dominant-baseline": "middle", fill: "currentColor",
+      "font-size": FONT_SIZE.markLabel, class: "explainer-mark-label"}, group).textContent = text;
+  }
+
+  function drawArrow(group, mark, scales) {
+    const [x1, y1] = [scales.x(mark.start[0]), scales.y(mark.start[1])];
+    const [x2, y2] = [scales.x(mark.end[0]), scales.y(mark.end[1])];
+    Object.assign(group.dataset, {x1: mark.start[0], y1: mark.start[1], x2: mark.end[0], y2: mark.end[1]});
+    if ([x1, y1, x2, y2].includes(null)) return;
+    const length = Math.hypot(x2 - x1, y2 - y1);
+    if (length < 0.5) return;
+    const width = mark.width ?? 2.5;
+    const [ux, uy] = [(x2 - x1) / length, (y2 - y1) / length];
+    const head = Math.min(length, 8 + 2 * width);
+    const [bx, by] = [x2 - ux * head, y2 - uy * head];
+    const [nx, ny] = [-uy * head * 0.45, ux * head * 0.45];
+    svg("line", {x1: px(x1), y1: px(y1), x2: px(bx), y2: px(by), stroke: "currentColor", "stroke-width": width,
+      "stroke-linecap": "round"}, group);
+    svg("polygon", {points: `${px(x2)},${px(y2)} ${px(bx + nx)},${px(by + ny)} ${px(bx - nx)},${px(by - ny)}`,
+      fill: "currentColor", class: "explainer-arrowhead"}, group);
+    const anchor = ux > 0.35 ? "start" : ux < -0.35 ? "end" : "middle";
+    const gap = anchor === "middle" ? 12 : 8;
+    markLabel(group, mark.label, x2 + ux * gap, y2 + uy * gap, anchor);
+  }
+
+  function drawPoint(group, mark, scales) {
+    const [x, y] = [scales.x(mark.x), scales.y(mark.y)];
+    Object.assign(group.dataset, {x: mark.x, y: mark.y});
+    if (x === null || y === null) return;
+    const radius = mark.size ?? 5;
+    svg("circle", {cx: px(x), cy: px(y), r: radius, fill: "currentColor"}, group);
+    markLabel(group, mark.label, x + radius + 4, y - radius - 2, "start");
+  }
+
+  function drawBars(group, mark, scales, plot) {
+    const halfWidth = (mark.width ?? 0.8) / 2;
+    for (let i = 0; i < mark.x.length; i += 1) {
+      const [x, height] = [mark.x[i], mark.heights[i]];
+      if (!isNumber(x) || !isNumber(height)) continue;
+      const [left, right, top] = [scales.x(x - halfWidth), scales.x(x + halfWidth), scales.y(height)];
+      if (left === null || right === null || top === null) continue;
+      svg("rect", {x: px(Math.min(left, right)), width: px(Math.abs(right - left)), y: px(Math.min(top, plot.bottom)),
+        height: px(Math.max(0, plot.bottom - top)), fill: "currentColor", "fill-opacity": 0.85, "data-x": x,
+        "data-height": height}, group);
+    }
+  }
+
+  function drawText(group, mark, scales) {
+    const [x, y] = [scales.x(mark.x), scales.y(mark.y)];
+    Object.assign(group.dataset, {x: mark.x, y: mark.y});
+    if (x === null || y === null) return;
+    svg("text", {x: px(x), y: px(y), "text-anchor": mark.anchor || "start", "dominant-baseline": "middle",
+      "font-size": mark.size ?? FONT_SIZE.markLabel, fill: "currentColor"}, group).textContent = mark.text;
+  }
+
+  function drawRegion(group, mark, scales) {
+    const corners = [];
+    for (let i = 0; i < mark.x.length; i += 1) {
+      const [x, y] = [scales.x(mark.x[i]), scales.y(mark.y[i])];
+      if (x !== null && y !== null) corners.push(`${px(x)},${px(y)}`);
+    }
+    if (corners.length < 3) return;
+    svg("polygon", {points: corners.join(" "), fill: "currentColor", "fill-opacity": mark.opacity ?? 0.15,
+      stroke: "none"}, group);
+  }
+
+  const DRAW = {line: drawLine, arrow: drawArrow, point: drawPoint, bars: drawBars, text: drawText, region: drawRegion};
+
+  function drawMarks(parent, marks, scales, plot, clipId) {
+    const layer = svg("g", {class: "explainer-marks", "clip-path": `url(#${clipId})`}, parent);
+    marks.forEach((mark, index) => {
+      const group = svg("g", {"data-mark": mark.type, "data-index": index, class: colorClass(mark.color)}, layer);
+      const draw = DRAW[mark.type];
+      if (draw) draw(group, mark, scales, plot);
+    });
+  }
+
+  // ---- legend --------------------------------------------------------------------------------------------------
+
+  function legendSwatch(entry, mark, x, y) {
+    if (mark.type === "line") {
+      svg("line", {x1: x, x2: x + 22, y1: y, y2: y, stroke: "currentColor", "stroke-width": mark.width ?? 2,
+        "stroke-dasharray": mark.dash ? "6 4" : null}, entry);
+    } else {
+      const opacity = mark.type === "region" ? Math.max(mark.opacity ?? 0.15, 0.3) : 0.85;
+      svg("rect", {x: x + 5, y: y - 6, width: 12, height: 12, fill: "currentColor", "fill-opacity": opacity}, entry);
+    }
+  }
+
+  // Top-right inside the plot. Text is not measured (the element is not in a document yet): widths are estimated.
+  function drawLegend(parent, marks, plot) {
+    const labelled = marks.map((mark, index) => ({mark, index}))
+      .filter(({mark}) => LEGEND_LABELLED.has(mark.type) && mark.label);
+    if (!labelled.length) return;
+    const [padding, row, swatch] = [8, 18, 22];
+    const textWidth = Math.max(...labelled.map(({mark}) => mark.label.length)) * FONT_SIZE.legend * 0.6;
+    const width = Math.ceil(2 * padding + swatch + 6 + textWidth);
+    const height = 2 * padding + labelled.length * row - (row - FONT_SIZE.legend);
+    const [left, top] = [plot.right - 8 - width, plot.top + 8];
+    const legend = svg("g", {class: "explainer-legend", "data-legend": ""}, parent);
+    svg("rect", {x: left, y: top, width, height, rx: 3, class: "explainer-legend-box", fill: "#ffffff",
+      "fill-opacity": 0.85}, legend);
+    labelled.forEach(({mark, index}, i) => {
+      const y = top + padding + FONT_SIZE.legend / 2 + i * row;
+      const entry = svg("g", {class: colorClass(mark.color), "data-legend-entry": mark.label, "data-index": index},
+        legend);
+      legendSwatch(entry, mark, left + padding, y);
+      svg("text", {x: left + padding + swatch + 6, y, "dominant-baseline": "middle", "font-size": FONT_SIZE.legend,
+        class: "explainer-color-ink", fill: "currentColor"}, entry).textContent = mark.label;
+    });
+  }
+
+  // ---- the figure ----------------------------------------------------------------------------------------------
+
+  /** Draw a figure description as an <svg> element (not yet in the document). */
+  function renderFigure(description, options = {}) {
+    const height = options.height || DEFAULT_HEIGHT;
+    const plot = plotArea(height);
+    const axes = description.axes;
+    const {xlim, ylim} = dataLimits(axes, plot);
+    const scales = {
+      x: makeScale(axes.xscale, xlim, [plot.left, plot.right]),
+      y: makeScale(axes.yscale, ylim, [plot.bottom, plot.top]),
+    };
+    figuresMade += 1;
+    const clipId = `explainer-clip-${figuresMade}`;
+    const root = svg("svg", {xmlns: SVG_NS, viewBox: `0 0 ${FIGURE_WIDTH} ${height}`, width: FIGURE_WIDTH, height,
+      class: "explainer-figure explainer-color-ink", role: "img", "aria-label": options.label || axes.title || "Figure",
+      "data-xlim": xlim.join(" "), "data-ylim": ylim.join(" ")});
+    const clip = svg("clipPath", {id: clipId}, svg("defs", {}, root));
+    svg("rect", {x: plot.left, y: plot.top, width: plot.width, height: plot.height}, clip);
+    drawAxes(root, plot, axes, scales, height);
+    drawMarks(root, description.marks || [], scales, plot, clipId);
+    drawLegend(root, description.marks || [], plot);
+    return root;
+  }
+
+  root.ExplainerRender = Object.freeze({renderFigure, FIGURE_WIDTH, DEFAULT_HEIGHT, MARGINS, COLOR_ROLES});
+})(globalThis);

@@ -1,0 +1,561 @@
+/* The page runtime: turns each built sandbox container (<figure class="sandbox">) into a live figure.
+ *
+ * One Pyodide worker serves the whole visit. It starts when the first sandbox comes near the viewport or the reader
+ * first touches a control, never on a page without sandboxes, and it outlives Material's instant navigation: every
+ * `document$` emission mounts the sandboxes of the new page and unmounts those that left the document.
+ * README.md in this folder is the written contract (container HTML, manifest, messages, states, colours).
+ *
+ * Needs the globals of render.js (ExplainerRender) and protocol.js (ExplainerProtocol), loaded before this file.
+ */
+(function () {
+  "use strict";
+
+  // Siblings are found from this script's own address, captured now (currentScript is null once loading is over).
+  const script = document.currentScript || document.querySelector('script[src*="sandbox.js"]');
+  const MANIFEST_URL = new URL("runtime.json", script.src).href;
+  const WORKER_URL = new URL("worker.js", script.src).href;
+  const Protocol = window.ExplainerProtocol;
+  const Render = window.ExplainerRender;
+
+  const NEAR_VIEWPORT = "300px 0px 300px 0px";  // start loading a little before the sandbox scrolls into view
+  const DEFAULT_TIMEOUT_MS = 60000;
+  const LIVE_STATUS = "Live: this figure is computed in your browser; change the controls to redraw it.";
+
+  // ---- formatting ------------------------------------------------------------------------------------------------
+
+  // The same text explainer.sandbox's slider `format` writes into the built page: the decimals the step needs, then
+  // the unit (no space before °, % or nothing).
+  function formatValue(value, control) {
+    if (!Number.isFinite(value)) return "—";
+    const step = control.step || 1;
+    const decimals = control.decimals ?? Math.max(0, -Math.floor(Math.log10(step) + 1e-9));
+    let text = value.toFixed(Math.min(decimals, 20));
+    if (Number(text) === 0) text = text.replace("-", "");
+    text = text.replace("-", "−");
+    const unit = control.unit || "";
+    return ["", "°", "%"].includes(unit) ? text + unit : `${text} ${unit}`;
+  }
+
+  function firstLine(text, limit = 200) {
+    const line = String(text ?? "").split("\n")[0].trim();
+    return line.length > limit ? `${line.slice(0, limit - 1)}…` : line;
+  }
+
+  function element(tag, className, text) {
+    const node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+
+  // ---- the manifest ----------------------------------------------------------------------------------------------
+
+  class RuntimeFailure extends Error {}
+
+  function resolveManifest(manifest) {
+    let indexURL = new URL(manifest.pyodide.indexURL, MANIFEST_URL).href;
+    if (!indexURL.endsWith("/")) indexURL += "/";
+    const timeout = Number(manifest.timeout_ms);
+    return {
+      ...manifest,
+      pyodide: {...manifest.pyodide, indexURL},
+      wheel: {...manifest.wheel, url: new URL(manifest.wheel.url, MANIFEST_URL).href},
+      timeout_ms: timeout > 0 ? timeout : DEFAULT_TIMEOUT_MS,
+    };
+  }
+
+  async function loadManifest() {
+    let response;
+    try {
+      response = await fetch(MANIFEST_URL, {signal: AbortSignal.timeout(DEFAULT_TIMEOUT_MS)});
+    } catch (error) {
+      throw new RuntimeFailure("the runtime manifest could not be fetched");
+    }
+    if (!response.ok) throw new RuntimeFailure(`the runtime manifest could not be fetched (HTTP ${response.status})`);
+    try {
+      return resolveManifest(await response.json());
+    } catch (error) {
+      throw new RuntimeFailure("the runtime manifest is malformed");
+    }
+  }
+
+  // ---- the runtime: one worker for the whole visit ---------------------------------------------------------------
+
+  class Runtime {
+    constructor() {
+      this.state = "idle";  // idle | booting | ready | failed
+      this.progress = null;  // the latest boot progress {stage, state, fraction}
+      this.failure = null;  // {reason, detail} once failed
+      this.manifest = null;
+      this.worker = null;
+      this.calls = new Map();  // request id → {resolve, reject, onProgress, timer}
+      this.nextId = 1;
+      this.generation = 0;  // bumped by stop(): late events of a stopped boot are ignored
+      this.views = new Set();
+    }
+
+    subscribe(view) {
+      this.views.add(view);
+    }
+
+    unsubscribe(view) {
+      this.views.delete(view);
+    }
+
+    notify() {
+      for (const view of [...this.views]) view.runtimeChanged();
+    }
+
+    /** Boot unless booting, ready or failed (a failed runtime restarts only through retry). */
+    start() {
+      if (this.state === "idle") this.boot();
+    }
+
+    /** Throw away the current worker, if any, and boot a fresh one. */
+    retry() {
+      this.stop();
+      this.state = "idle";
+      this.start();
+    }
+
+    async boot() {
+      const generation = this.generation;
+      this.state = "booting";
+      this.failure = null;
+      this.progress = {stage: Protocol.STAGES[0], state: "start", fraction: 0};
+      this.notify();
+      try {
+        this.manifest = this.manifest || (await loadManifest());
+        if (generation !== this.generation) return;
+        this.spawn();
+        const reply = await this.call(Protocol.OPS.BOOT, this.manifest, (progress) => {
+          this.progress = progress;
+          this.notify();
+        }).reply;
+        if (!reply.ok) {
+          throw Object.assign(new RuntimeFailure(firstLine(reply.error.message)), {detail: reply.error.detail});
+        }
+        this.state = "ready";
+        this.notify();
+      } catch (error) {
+        if (generation === this.generation && this.state === "booting") {
+          this.fail(error instanceof RuntimeFailure ? error.message : firstLine(error && error.message), error.detail);
+        }
+      }
+    }
+
+    spawn() {
+      const worker = new Worker(WORKER_URL);
+      worker.onmessage = (event) => worker === this.worker && this.receive(event.data);
+      worker.onerror = (event) => {
+        event.preventDefault();
+        if (worker !== this.worker) return;
+        const detail = event.message ? `: ${firstLine(event.message)}` : "";
+        this.fail(`the worker could not be started or crashed${detail}`);
+      };
+      this.worker = worker;
+    }
+
+    /** Send one request; `reply` resolves with the final {id, ok, ...} message, or rejects if the worker is stopped. */
+    call(op, args, onProgress = null) {
+      const id = this.nextId++;
+      const seconds = Math.round(this.manifest.timeout_ms / 1000);
+      const reply = new Promise((resolve, reject) => {
+        const timer = setTimeout(() => {
+          this.fail(op === Protocol.OPS.BOOT ? `loading took longer than ${seconds} s`
+            : `a computation took longer than ${seconds} s and was stopped`);
+        }, this.manifest.timeout_ms);
+        this.calls.set(id, {resolve, reject, onProgress, timer});
+      });
+      this.worker.postMessage(Protocol.request(id, op, args));
+      return {id, reply};
+    }
+
+    receive(message) {
+      const call = message && this.calls.get(message.id);
+      if (!call) return;
+      if (Protocol.isProgress(message)) {
+        if (call.onProgress) call.onProgress(message.progress);
+        return;
+      }
+      clearTimeout(call.timer);
+      this.calls.delete(message.id);
+      call.resolve(message);
+    }
+
+    /** Forget a request (its reply will be ignored) and ask the worker to drop it if it has not started. */
+    cancel(id) {
+      const call = this.calls.get(id);
+      if (!call || !this.worker) return;
+      clearTimeout(call.timer);
+      this.calls.delete(id);
+      call.resolve(Protocol.failure(id, {kind: "cancelled", message: "cancelled"}));
+      this.worker.postMessage(Protocol.request(this.nextId++, Protocol.OPS.CANCEL, {target: id}));
+    }
+
+    fail(reason, detail = "") {
+      this.stop();
+      this.state = "failed";
+      this.failure = {reason, detail: detail ? String(detail) : ""};
+      this.notify();
+    }
+
+    stop() {
+      this.generation += 1;
+      if (this.worker) this.worker.terminate();
+      this.worker = null;
+      const calls = [...this.calls.values()];
+      this.calls.clear();
+      for (const call of calls) {
+        clearTimeout(call.timer);
+        call.reject(new RuntimeFailure("the worker was stopped"));
+      }
+    }
+  }
+
+  /** A container's config, from its data-config attribute (not a JSON <script>: Material's instant navigation
+   * re-creates inline scripts without their type, so JSON there would run as JavaScript). */
+  function readConfig(root) {
+    return JSON.parse(root.dataset.config);
+  }
+
+  // ---- one sandbox on the page -----------------------------------------------------------------------------------
+
+  class SandboxView {
+    constructor(root, config, runtime, page) {
+      this.root = root;
+      this.config = config;
+      this.runtime = runtime;
+      this.page = page;  // shared by the sandboxes of one page: {firstLiveDrawn}
+      this.controls = new Map((config.controls || []).map((control) => [control.name, control]));
+      this.figureBox = root.querySelector(".sandbox__figure");
+      this.staticView = root.querySelector(".sandbox__static");
+      this.readouts = root.querySelector(".sandbox__readouts");
+      this.form = root.querySelector(".sandbox__controls");
+      this.status = root.querySelector(".sandbox__status");
+      this.wanted = false;  // near the viewport or touched: should be live
+      this.hasLive = false;  // a live figure has been drawn
+      this.inFlight = null;  // id of the render request the worker is working on
+      this.pending = null;  // latest-wins slot: {inputTime} when a newer render is wanted
+      this.renders = 0;
+      this.unmounted = false;
+      this.listeners = new AbortController();
+      this.observer = null;
+    }
+
+    /** A view for a container, or null (with the reason in its status line) if its config cannot be read. */
+    static create(root, runtime, page) {
+      try {
+        return new SandboxView(root, readConfig(root), runtime, page);
+      } catch (error) {
+        const status = root.querySelector(".sandbox__status");
+        if (status) status.textContent = "Static figure only: this sandbox's settings could not be read.";
+        console.warn(`sandbox ${root.id}: unreadable data-config`, error);
+        return null;
+      }
+    }
+
+    mount() {
+      this.addParts();
+      const signal = this.listeners.signal;
+      if (this.form) {
+        this.form.addEventListener("input", (event) => this.onInput(event), {signal});
+        this.form.addEventListener("focusin", () => this.want(), {signal});
+        this.form.addEventListener("pointerdown", () => this.want(), {signal});
+        this.form.addEventListener("submit", (event) => event.preventDefault(), {signal});
+        for (const control of this.controlElements()) this.updateOutput(control);
+      }
+      this.retryButton.addEventListener("click", () => this.retry(), {signal});
+      this.root.dataset.renders = "0";
+      this.runtime.subscribe(this);
+      this.observer = new IntersectionObserver((entries) => {
+        if (entries.some((entry) => entry.isIntersecting)) this.want();
+      }, {rootMargin: NEAR_VIEWPORT});
+      this.observer.observe(this.root);
+    }
+
+    unmount() {
+      this.unmounted = true;
+      if (this.observer) this.observer.disconnect();
+      this.listeners.abort();
+      this.runtime.unsubscribe(this);
+      if (this.inFlight !== null) this.runtime.cancel(this.inFlight);
+      this.inFlight = null;
+      this.pending = null;
+    }
+
+    addParts() {
+      this.liveView = element("div", "sandbox__live");
+      this.liveView.hidden = true;
+      this.figureBox.appendChild(this.liveView);
+      this.errorBox = element("div", "sandbox__error");
+      this.errorBox.setAttribute("role", "alert");
+      this.errorBox.hidden = true;
+      this.root.insertBefore(this.errorBox, this.form || this.status);
+      this.retryButton = element("button", "sandbox__retry", "Retry");
+      this.retryButton.type = "button";
+      this.retryButton.hidden = true;
+      this.status.after(this.retryButton);
+      this.status.setAttribute("tabindex", "-1");  // focus lands here when the Retry button hides itself
+    }
+
+    controlElements() {
+      return this.form ? [...this.form.querySelectorAll(".sandbox__control[data-param]")] : [];
+    }
+
+    // ---- state shown to the reader -------------------------------------------------------------------------------
+
+    setState(state) {
+      if (this.root.dataset.state !== state) this.root.dataset.state = state;
+    }
+
+    /** One sentence in the status line, with a progress bar while loading; unchanged text is not re-announced. */
+    setStatus(text, progress = null) {
+      let bar = this.status.querySelector(".sandbox__progress");
+      if (this.status.dataset.text !== text) {
+        this.status.dataset.text = text;
+        this.status.replaceChildren(text);
+        bar = null;
+      }
+      if (progress === null) {
+        if (bar) bar.remove();
+        return;
+      }
+      if (!bar) {
+        bar = element("progress", "sandbox__progress");
+        bar.max = 1;
+        bar.setAttribute("aria-hidden", "true");  // the text already says which step
+        this.status.appendChild(bar);
+      }
+      bar.value = progress;
+    }
+
+    runtimeChanged() {
+      if (!this.wanted || this.unmounted) return;
+      const runtime = this.runtime;
+      if (runtime.state === "booting") this.showLoading(runtime.progress);
+      else if (runtime.state === "ready") this.pump();
+      else if (runtime.state === "failed") this.showFailure(runtime.failure);
+    }
+
+    showLoading({stage, state, fraction}) {
+      this.retryButton.hidden = true;
+      this.setState("loading");
+      const step = Protocol.STAGES.indexOf(stage) + (state === "done" ? 1 : 0);
+      if (step >= Protocol.STAGES.length) {
+        this.setStatus("Drawing the live figure…", fraction);
+      } else {
+        const label = Protocol.STAGE_LABELS[Protocol.STAGES[step]];
+        this.setStatus(`Loading ${label} (step ${step + 1} of ${Protocol.STAGES.length})…`, fraction);
+      }
+    }
+
+    showFailure({reason: text}) {
+      const reason = text.replace(/[\s.]+$/, "");
+      this.inFlight = null;
+      this.pending = this.pending || {inputTime: null};  // draw the current values once a retry succeeds
+      this.setState("error");
+      this.setStatus(this.hasLive ? `The live version stopped: ${reason}. The last figure stays.`
+        : `The live version could not start: ${reason}. The static figure stays.`);
+      this.retryButton.hidden = false;
+    }
+
+    retry() {
+      if (document.activeElement === this.retryButton) this.status.focus();
+      this.runtime.retry();
+    }
+
+    // ---- rendering (latest wins) ---------------------------------------------------------------------------------
+
+    want() {
+      if (this.wanted || this.unmounted) return;
+      this.wanted = true;
+      this.observer.disconnect();
+      this.pending = this.pending || {inputTime: null};
+      this.runtime.start();
+      this.runtimeChanged();
+    }
+
+    onInput(event) {
+      const control = event.target.closest(".sandbox__control[data-param]");
+      if (!control) return;
+      this.updateOutput(control);
+      // Only updates of a live figure are timed: before that the wait includes loading the runtime.
+      this.pending = {inputTime: this.hasLive ? event.timeStamp || performance.now() : null};
+      this.want();
+      this.pump();
+    }
+
+    /** Send the pending render unless one is already in flight: a dragged slider never queues stale work. */
+    pump() {
+      if (this.unmounted || !this.pending || this.inFlight !== null || this.runtime.state !== "ready") return;
+      const {inputTime} = this.pending;
+      this.pending = null;
+      const {id, reply} = this.runtime.call(Protocol.OPS.RENDER, {sandbox: this.config.sandbox,
+        params: this.currentParams()});
+      this.inFlight = id;
+      reply.then((message) => this.received(id, message, inputTime), () => {
+        if (this.inFlight === id) this.inFlight = null;
+      });
+    }
+
+    received(id, message, inputTime) {
+      if (this.inFlight !== id || this.unmounted) return;
+      this.inFlight = null;
+      this.pump();  // the newest values go to the worker before this reply is drawn
+      if (message.ok) this.draw(message.value, inputTime);
+      else if (message.error.kind !== "cancelled") this.showError(message.error);
+    }
+
+    currentParams() {
+      const params = {...this.config.params};
+      for (const control of this.controlElements()) {
+        const input = control.querySelector("input, select");
+        if (!input || input.disabled) continue;  // fixed parameters keep their configured value
+        const kind = control.dataset.kind || (this.controls.get(control.dataset.param) || {}).kind;
+        if (kind === "toggle") params[control.dataset.param] = input.checked;
+        else if (kind === "choice") params[control.dataset.param] = input.value;
+        else params[control.dataset.param] = input.valueAsNumber;  // NaN reaches Python as null and is reported
+      }
+      return params;
+    }
+
+    updateOutput(control) {
+      const output = control.querySelector("output");
+      const input = control.querySelector("input");
+      const spec = this.controls.get(control.dataset.param);
+      if (!output || !input || !spec || (spec.kind !== "float" && spec.kind !== "int")) return;
+      const text = formatValue(input.valueAsNumber, spec);
+      if (output.textContent !== text) output.textContent = text;
+    }
+
+    // ---- drawing -------------------------------------------------------------------------------------------------
+
+    describe(figure) {
+      const readouts = (figure.readouts || []).map((readout) => `${readout.label} ${readout.text}`);
+      if (figure.status) {
+        const {label, detail} = figure.status;
+        readouts.push(detail ? `${label}: ${detail}` : label);
+      }
+      return readouts.length ? `${this.config.title}: ${readouts.join("; ")}` : this.config.title;
+    }
+
+    draw(figure, inputTime) {
+      const svg = Render.renderFigure(figure, {height: this.config.height, label: this.describe(figure)});
+      this.liveView.replaceChildren(svg);
+      if (!this.hasLive) {
+        this.hasLive = true;
+        this.staticView.hidden = true;
+        this.liveView.hidden = false;
+      }
+      this.drawReadouts(figure);
+      this.clearError();
+      this.renders += 1;
+      this.root.dataset.renders = String(this.renders);
+      this.retryButton.hidden = true;
+      this.setState("live");
+      this.setStatus(LIVE_STATUS);
+      if (!this.page.firstLiveDrawn) {
+        this.page.firstLiveDrawn = true;
+        performance.mark("explainer:first-live");
+      }
+      if (inputTime !== null) {
+        performance.measure(`explainer:update:${this.root.id}`, {start: inputTime, end: performance.now()});
+      }
+    }
+
+    drawReadouts(figure) {
+      const parts = [];
+      if ((figure.readouts || []).length) {
+        const list = element("dl", "sandbox__readout-list");
+        for (const readout of figure.readouts) {
+          const item = element("div", "sandbox__readout");
+          item.append(element("dt", "sandbox__readout-label", readout.label),
+            element("dd", "sandbox__readout-value", readout.text));
+          list.appendChild(item);
+        }
+        parts.push(list);
+      }
+      if (figure.status) {
+        const {label, tone, detail} = figure.status;
+        const badge = element("p", `sandbox__badge sandbox__badge--${tone}`);
+        badge.dataset.tone = tone;
+        badge.appendChild(element("strong", "sandbox__badge-label", label));
+        if (detail) badge.appendChild(element("span", "sandbox__badge-detail", detail));
+        parts.push(badge);
+      }
+      this.readouts.replaceChildren(...parts);
+    }
+
+    showError(error) {
+      this.clearError();
+      const message = element("p", "sandbox__error-message");
+      message.append(element("strong", null, "This figure could not be drawn. "), firstLine(error.message));
+      this.errorBox.appendChild(message);
+      if (error.detail) {
+        const details = element("details", "sandbox__error-details");
+        details.append(element("summary", null, "Details"), element("pre", "sandbox__error-detail", error.detail));
+        this.errorBox.appendChild(details);
+      }
+      this.errorBox.hidden = false;
+      if (!this.hasLive) {
+        this.setStatus("The live version is running, but these values could not be drawn; the static figure stays.");
+      }
+      const control = error.parameter && this.form
+        && this.form.querySelector(`.sandbox__control[data-param="${CSS.escape(error.parameter)}"]`);
+      if (control) {
+        control.classList.add("sandbox__control--invalid");
+        const input = control.querySelector("input, select");
+        if (input) input.setAttribute("aria-invalid", "true");
+      }
+      this.setState("error");
+    }
+
+    clearError() {
+      if (this.errorBox.hidden) return;
+      this.errorBox.hidden = true;
+      this.errorBox.replaceChildren();
+      for (const control of this.controlElements()) {
+        control.classList.remove("sandbox__control--invalid");
+        const input = control.querySelector("[aria-invalid]");
+        if (input) input.removeAttribute("aria-invalid");
+      }
+    }
+  }
+
+  // ---- pages: mount on load and on every instant navigation ------------------------------------------------------
+
+  const runtime = new Runtime();
+  const mounted = new WeakSet();
+  let views = [];
+
+  function mountPage() {
+    views = views.filter((view) => {
+      if (view.root.isConnected) return true;
+      view.unmount();
+      return false;
+    });
+    const page = {firstLiveDrawn: false};
+    for (const root of document.querySelectorAll("figure.sandbox[data-sandbox]")) {
+      if (mounted.has(root)) continue;
+      mounted.add(root);
+      const view = SandboxView.create(root, runtime, page);
+      if (!view) continue;
+      try {
+        view.mount();
+        views.push(view);
+      } catch (error) {  // a malformed container must not keep the others from going live
+        view.unmount();
+        console.warn(`sandbox ${root.id}: could not be mounted`, error);
+      }
+    }
+  }
+
+  if (window.document$ && typeof window.document$.subscribe === "function") {
+    window.document$.subscribe(() => mountPage());  // Material: emits on load and after each instant navigation
+  } else if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", mountPage, {once: true});
+  } else {
+    mountPage();
+  }
+})();

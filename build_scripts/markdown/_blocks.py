@@ -1,0 +1,152 @@
+"""Finding our `/// name | argument` blocks in a page's Markdown, with the line each one starts on.
+
+The syntax is pymdown-extensions' generic block (`/// name | argument`, an optional YAML body, a closing `///`), so
+lessons read the same as the admonitions and details around them. The blocks are found by a preprocessor rather than
+by pymdownx's block framework because that framework turns a block it cannot parse back into plain text, silently,
+and knows no line numbers; here every error names `file:line` and stops the build.
+"""
+
+import contextvars
+import difflib
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import yaml
+from markdown.preprocessors import Preprocessor
+
+# The page being converted, as the author knows it (e.g. docs/lessons/norm.md). The MkDocs plugin sets it per page;
+# without it (plain Python-Markdown, another static site generator) errors still name the line.
+SOURCE_PATH: contextvars.ContextVar[str] = contextvars.ContextVar("SOURCE_PATH", default="<markdown>")
+# Lines the site generator removed before the extension sees the page (MkDocs strips the YAML front matter).
+SOURCE_LINE_OFFSET: contextvars.ContextVar[int] = contextvars.ContextVar("SOURCE_LINE_OFFSET", default=0)
+
+# Block names pymdown-extensions itself handles, which a near-miss check must not flag.
+PYMDOWNX_BLOCKS = frozenset(
+    "admonition details html tab caption figure-caption table-caption define note tip warning danger info "
+    "attention caution error hint important success question failure bug example quote abstract".split()
+)
+
+RE_FENCE = re.compile(r"^(?P<indent>[ ]*)(?P<fence>`{3,}|~{3,})")
+RE_HEADER = re.compile(r"^(?P<indent>[ ]*)(?P<slashes>/{3,})[ ]*(?P<name>[\w-]+)[ ]*(?:\|[ ]*(?P<argument>.*?))?[ ]*$")
+
+
+class MarkdownSourceError(ValueError):
+    """Bad authoring input; the message starts with `file:line:`."""
+
+    def __init__(self, line: int, message: str, path: str | None = None):
+        self.path = path or SOURCE_PATH.get()
+        self.line = line + SOURCE_LINE_OFFSET.get()
+        self.reason = message
+        super().__init__(f"{self.path}:{self.line}: {message}")
+
+
+@dataclass(frozen=True)
+class Block:
+    """One block as written: where it is, its argument, and its YAML body already parsed."""
+
+    name: str
+    argument: str
+    options: dict
+    option_lines: dict  # option name -> line number of its key
+    line: int  # 1-based line of the header
+    end: int  # 0-based index of the closing line
+    indent: str
+
+    def error(self, message: str, option: str | None = None) -> MarkdownSourceError:
+        """An error pointing at this block, or at one option's line when given."""
+        return MarkdownSourceError(self.option_lines.get(option, self.line), f"{self.name} '{self.argument}': {message}")
+
+
+def _fenced_code_lines(lines: list[str]) -> set[int]:
+    """Indices of lines inside fenced code blocks (fences included): blocks shown as code are not blocks."""
+    inside, opener = set(), None
+    for index, line in enumerate(lines):
+        match = RE_FENCE.match(line)
+        if opener is None and match:
+            opener = match.group("fence")
+            inside.add(index)
+        elif opener is not None:
+            inside.add(index)
+            if match and match.group("fence")[0] == opener[0] and len(match.group("fence")) >= len(opener) \
+                    and not line.strip()[len(match.group("fence")):].strip():
+                opener = None
+    return inside
+
+
+def _parse_body(body: list[str], first_line: int) -> tuple[dict, dict]:
+    """The YAML body as a mapping, plus the line of each top-level key; errors name the line."""
+    text = "\n".join(body)
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        options = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        line = first_line + (mark.line if mark else 0)
+        problem = getattr(error, "problem", None) or str(error)
+        if "mapping values are not allowed" in problem:
+            problem += " (a value containing ': ' must be quoted)"
+        raise MarkdownSourceError(line, f"malformed YAML: {problem}") from None
+    if options is None:
+        return {}, {}
+    if not isinstance(options, dict):
+        raise MarkdownSourceError(first_line, f"the body must be 'name: value' lines (got {type(options).__name__})")
+    keys = [(key.value, first_line + key.start_mark.line) for key, _ in node.value]
+    seen = set()
+    for key, line in keys:
+        if key in seen:
+            raise MarkdownSourceError(line, f"'{key}' is given twice")
+        seen.add(key)
+    return options, dict(keys)
+
+
+def find_blocks(lines: list[str], names: set[str]) -> Iterator[Block]:
+    """Every block called one of `names`, outside code fences; a near miss of a name is an error too."""
+    in_code = _fenced_code_lines(lines)
+    index = 0
+    while index < len(lines):
+        match = None if index in in_code else RE_HEADER.match(lines[index])
+        if not match:
+            index += 1
+            continue
+        name = match.group("name")
+        if name not in names:
+            near = difflib.get_close_matches(name, names, n=1, cutoff=0.75)
+            if near and name not in PYMDOWNX_BLOCKS:
+                raise MarkdownSourceError(index + 1, f"unknown block '{name}' (did you mean '{near[0]}'?)")
+            index += 1
+            continue
+        block = _read_block(lines, index, match)
+        yield block
+        index = block.end + 1
+
+
+def _read_block(lines: list[str], start: int, header: re.Match) -> Block:
+    indent, closing = header.group("indent"), header.group("indent") + header.group("slashes")
+    for end in range(start + 1, len(lines)):
+        if lines[end].rstrip() == closing:
+            break
+    else:
+        raise MarkdownSourceError(start + 1, f"'{header.group('name')}' block is never closed (add a line '{closing}')")
+    body = [line[len(indent):] if line.startswith(indent) else line.lstrip() for line in lines[start + 1 : end]]
+    options, option_lines = _parse_body(body, start + 2)
+    argument = (header.group("argument") or "").strip()
+    return Block(header.group("name"), argument, options, option_lines, start + 1, end, indent)
+
+
+class BlockPreprocessor(Preprocessor):
+    """Replace each block with the HTML its handler returns (stashed, so Markdown leaves it alone)."""
+
+    def __init__(self, md, handlers: dict[str, Callable[[Block], str]]):
+        super().__init__(md)
+        self.handlers = handlers
+
+    def run(self, lines: list[str]) -> list[str]:
+        output, copied = [], 0
+        for block in find_blocks(lines, set(self.handlers)):
+            html = self.handlers[block.name](block)
+            output.extend(lines[copied : block.line - 1])
+            output.extend(["", block.indent + self.md.htmlStash.store(html), ""])
+            copied = block.end + 1
+        output.extend(lines[copied:])
+        return output

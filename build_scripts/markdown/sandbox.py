@@ -1,0 +1,202 @@
+"""The `sandbox` block: places a declared sandbox on a page.
+
+    /// sandbox | projection_shadow
+    u_angle: 53                 # any parameter: the starting value instead of the declared default
+    fixed: [v_length]           # shown, but the reader cannot change it
+    hidden: [v_angle]           # not shown; stays at its (overridden) value
+    caption: Drag v and watch its shadow on u.
+    alt: Two arrows from the origin, v and u, and the shadow of v on u.
+    height: 360                 # figure height in the 640-wide drawing box
+    ///
+
+The build checks every key against the sandbox's declaration and stops with `file:line: message` on anything it
+cannot honour. The page gets a <figure> holding the static view, native controls and one JSON config (its
+data-config attribute) that the browser runtime (build_scripts/browser/sandbox.js) reads; the contract is in build_scripts/browser/README.md.
+"""
+
+import html
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from markdown import Extension
+
+from build_scripts.markdown._blocks import Block, BlockPreprocessor
+from explainer.figure import DEFAULT_HEIGHT, FIGURE_WIDTH
+from explainer.sandbox import Choice, ParameterError, Sandbox, Toggle, closest, registry
+
+MIN_HEIGHT, MAX_HEIGHT = 160, 960
+
+
+# ---- options: each checked by one small typed validator ---------------------------------------------------------
+
+
+def _text(value, option: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"{option} must be non-empty text (got {value!r})")
+    return value.strip()
+
+
+def _height(value, option: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not MIN_HEIGHT <= value <= MAX_HEIGHT:
+        raise ValueError(f"{option} must be a whole number from {MIN_HEIGHT} to {MAX_HEIGHT} (got {value!r})")
+    return value
+
+
+def _names(value, option: str) -> list[str]:
+    names = [value] if isinstance(value, str) else value
+    if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
+        raise ValueError(f"{option} must be a parameter name or a list of them (got {value!r})")
+    return names
+
+
+OPTIONS: dict[str, tuple[object, Callable]] = {
+    "caption": ("", _text),
+    "alt": ("", _text),
+    "height": (DEFAULT_HEIGHT, _height),
+    "fixed": ([], _names),
+    "hidden": ([], _names),
+}
+
+
+@dataclass(frozen=True)
+class Placement:
+    """A sandbox as one page places it: the values it starts from and how each parameter is shown."""
+
+    sandbox: Sandbox
+    values: dict
+    fixed: frozenset
+    hidden: frozenset
+    caption: str
+    alt: str
+    height: int
+
+
+def read_placement(block: Block, sandboxes: dict[str, Sandbox]) -> Placement:
+    """Check a block against the registry and the sandbox's declaration; errors name the line."""
+    if block.argument not in sandboxes:
+        if not block.argument:
+            raise block.error(f"name the sandbox after '|' (one of: {', '.join(sandboxes)})")
+        raise block.error(f"unknown sandbox{closest(block.argument, sandboxes)}; valid: {', '.join(sandboxes)}")
+    sandbox = sandboxes[block.argument]
+    params = [p.name for p in sandbox.params]
+    options, overrides = {name: default for name, (default, _) in OPTIONS.items()}, {}
+    for key, value in block.options.items():
+        if key in OPTIONS:
+            try:
+                options[key] = OPTIONS[key][1](value, key)
+            except ValueError as error:
+                raise block.error(str(error), key) from None
+        elif key in params:
+            overrides[key] = value
+        else:
+            valid = f"options: {', '.join(OPTIONS)}; parameters: {', '.join(params)}"
+            raise block.error(f"unknown key '{key}'{closest(str(key), [*OPTIONS, *params])}; {valid}", key)
+    try:
+        values = sandbox.validate(overrides)
+    except ParameterError as error:
+        raise block.error(str(error), error.parameter) from None
+    for option in ("fixed", "hidden"):
+        for name in options[option]:
+            if name not in params:
+                raise block.error(f"{option}: '{name}' is not a parameter{closest(name, params)}; "
+                                  f"parameters: {', '.join(params)}", option)
+    return Placement(sandbox, values, frozenset(options["fixed"]), frozenset(options["hidden"]),
+                     options["caption"], options["alt"], options["height"])
+
+
+# ---- HTML -----------------------------------------------------------------------------------------------------------
+
+
+def _attrs(**attributes) -> str:
+    parts = []
+    for name, value in attributes.items():
+        name = name.rstrip("_").replace("_", "-")
+        if value is True:
+            parts.append(name)
+        elif value not in (None, False):
+            parts.append(f'{name}="{html.escape(str(value))}"')
+    return " ".join(parts)
+
+
+def control_html(param, value, element_id: str, disabled: bool) -> str:
+    """One native, labelled control for a parameter (range + output, checkbox, or select)."""
+    label = f'<label for="{element_id}">{html.escape(param.label)}</label>'
+    head = f'<div class="sandbox__control" data-param="{param.name}" data-kind="{param.kind}">'
+    if isinstance(param, Toggle):
+        box = f"<input {_attrs(type='checkbox', id=element_id, name=param.name, checked=value, disabled=disabled)}>"
+        return f"{head}{box} {label}</div>"
+    if isinstance(param, Choice):
+        options = "".join(
+            f"<option {_attrs(value=v, selected=v == value)}>{html.escape(text)}</option>" for v, text in param.options
+        )
+        select = f"<select {_attrs(id=element_id, name=param.name, disabled=disabled)}>{options}</select>"
+        return f"{head}{label} {select}</div>"
+    slider = _attrs(type="range", id=element_id, name=param.name, min=f"{param.min:g}", max=f"{param.max:g}",
+                    step=f"{param.step:g}", value=f"{value:g}", disabled=disabled)
+    output = f'<output for="{element_id}">{html.escape(param.format(value))}</output>'
+    return f"{head}{label} <input {slider}> {output}</div>"
+
+
+def _config_json(placement: Placement) -> str:
+    sandbox = placement.sandbox
+    config = {
+        "sandbox": sandbox.name,
+        "title": sandbox.title,
+        "height": placement.height,
+        "params": placement.values,
+        "controls": [p.to_json() for p in sandbox.params],
+    }
+    return json.dumps(config, ensure_ascii=False, separators=(",", ":"))
+
+
+def sandbox_html(placement: Placement, element_id: str) -> str:
+    """The <figure> the page gets: static view, controls, status line, caption and config."""
+    sandbox = placement.sandbox
+    controls = "".join(
+        control_html(p, placement.values[p.name], f"{element_id}-{p.name}", p.name in placement.fixed)
+        for p in sandbox.params
+        if p.name not in placement.hidden
+    )
+    alt = placement.alt or f"{sandbox.title}: {sandbox.summary}"
+    static = f'<p class="sandbox__placeholder" role="img" aria-label="{html.escape(alt)}">{html.escape(alt)}</p>'
+    caption = f"<figcaption>{html.escape(placement.caption)}</figcaption>" if placement.caption else ""
+    return (
+        # The config is an attribute, not a <script type="application/json">: Material's instant navigation
+        # re-creates inline scripts without their type, and the JSON would then run as JavaScript.
+        f'<figure class="sandbox" id="{element_id}" data-sandbox="{sandbox.name}" data-state="static" '
+        f'data-config="{html.escape(_config_json(placement))}">'
+        f'<div class="sandbox__figure" style="aspect-ratio: {FIGURE_WIDTH} / {placement.height}">'
+        f'<div class="sandbox__static">{static}</div></div>'
+        f'<div class="sandbox__readouts"></div>'
+        f'<form class="sandbox__controls" aria-label="Controls: {html.escape(sandbox.title)}">{controls}</form>'
+        f'<p class="sandbox__status" role="status">Static figure; the live version starts when you scroll here.</p>'
+        f"{caption}"
+        f"</figure>"
+    )
+
+
+# ---- the extension --------------------------------------------------------------------------------------------------
+
+
+class SandboxExtension(Extension):
+    """Adds the `/// sandbox | name` block."""
+
+    def extendMarkdown(self, md):
+        self.md, self.count = md, 0
+        md.registerExtension(self)
+        # After whitespace normalisation (30), before pymdownx.superfences stashes fences (25): the lines are still
+        # the author's, so line numbers are exact.
+        md.preprocessors.register(BlockPreprocessor(md, {"sandbox": self.place}), "explainer-sandbox", 29.5)
+
+    def reset(self):
+        self.count = 0
+
+    def place(self, block: Block) -> str:
+        placement = read_placement(block, registry())
+        self.count += 1
+        return sandbox_html(placement, f"sandbox-{block.argument}-{self.count}")
+
+
+def makeExtension(**kwargs):  # noqa: N802 (the name Python-Markdown looks for)
+    return SandboxExtension(**kwargs)

@@ -1,0 +1,79 @@
+"""The files a built site needs for live sandboxes: the browser code, our wheel, the runtime manifest, and (when the
+site hosts it) the Pyodide runtime itself. Plain functions: the MkDocs plugin calls them, and so could any build.
+
+    <site>/assets/explainer/   sandbox.js, worker.js, render.js, protocol.js, sandbox.css, theme.json, runtime.json
+    <site>/assets/explainer/wheels/<sha256[:16]>/explainer-<version>-py3-none-any.whl
+    <site>/assets/pyodide/0.27.7/   the runtime, only with self_host
+
+The wheel's folder carries its hash, so a browser cache can never pair a new integrity string with an old wheel.
+"""
+
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from build_scripts import pyodide_runtime
+from build_scripts.wheel import build_wheel
+
+BROWSER_DIR = Path(__file__).resolve().parent / "browser"
+ASSET_DIR = "assets/explainer"  # site-relative
+PYODIDE_SITE_DIR = f"assets/pyodide/{pyodide_runtime.PYODIDE_VERSION}"
+# Scripts every page loads, in order (small; they fetch nothing until a page has a sandbox).
+PAGE_SCRIPTS = ("render.js", "protocol.js", "sandbox.js")
+PAGE_STYLES = ("sandbox.css",)
+PACKAGES = ("numpy",)  # what the worker loads from the Pyodide distribution before our wheel
+BOOT_TIMEOUT_MS = 60_000
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, encoding="utf-8") as file:
+        file.write(text)
+    os.replace(file.name, path)
+
+
+def runtime_manifest(wheel: pyodide_runtime.WheelEntry, wheel_url: str, self_host: bool) -> dict:
+    """runtime.json: where the worker finds Pyodide and our wheel; relative URLs are relative to runtime.json."""
+    index_url = f"../pyodide/{pyodide_runtime.PYODIDE_VERSION}/" if self_host else pyodide_runtime.PYODIDE_CDN_URL
+    return {
+        "pyodide": {"version": pyodide_runtime.PYODIDE_VERSION, "indexURL": index_url},
+        "packages": list(PACKAGES),
+        "wheel": {"url": wheel_url, "sha256": wheel.sha256, "integrity": wheel.integrity},
+        "timeout_ms": BOOT_TIMEOUT_MS,
+    }
+
+
+def copy_browser_files(site_dir: Path) -> None:
+    """Copy the browser code (everything in build_scripts/browser but its README) into the site."""
+    target = site_dir / ASSET_DIR
+    target.mkdir(parents=True, exist_ok=True)
+    for source in sorted(BROWSER_DIR.iterdir()):
+        if source.is_file() and source.suffix in (".js", ".css", ".json"):
+            shutil.copy2(source, target / source.name)
+
+
+def copy_runtime(site_dir: Path, runtime_dir: Path) -> None:
+    """Copy the prepared Pyodide runtime into the site (self-host mode), preparing it first if it is missing."""
+    if not (runtime_dir / "pyodide.asm.wasm").is_file():
+        pyodide_runtime.prepare_runtime(runtime_dir)
+    target = site_dir / PYODIDE_SITE_DIR
+    shutil.rmtree(target, ignore_errors=True)
+    shutil.copytree(runtime_dir, target)
+
+
+def write_site_runtime(site_dir: Path, *, self_host: bool, runtime_dir: Path = pyodide_runtime.DEFAULT_RUNTIME_DIR,
+                       wheel_dir: Path | None = None) -> dict:
+    """Put everything live sandboxes need into a built site; returns the manifest it wrote."""
+    wheel_path = build_wheel(wheel_dir) if wheel_dir else build_wheel()
+    wheel = pyodide_runtime.describe_wheel(wheel_path)
+    wheel_url = f"wheels/{wheel.sha256[:16]}/{wheel.file_name}"
+    copy_browser_files(site_dir)
+    (site_dir / ASSET_DIR / wheel_url).parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(wheel_path, site_dir / ASSET_DIR / wheel_url)
+    if self_host:
+        copy_runtime(site_dir, runtime_dir)
+    manifest = runtime_manifest(wheel, wheel_url, self_host)
+    _write_atomic(site_dir / ASSET_DIR / "runtime.json", json.dumps(manifest, indent=2) + "\n")
+    return manifest
