@@ -27,10 +27,19 @@ def run_mkdocs_build(config_file: Path, site_dir: Path, site_url: str | None = N
 
 
 def copy_project_site_sources(destination: Path) -> Path:
-    """Copy mkdocs.yml, docs/ and what they read into `destination`; return the copied mkdocs.yml."""
-    shutil.copy2(PROJECT_ROOT / "mkdocs.yml", destination / "mkdocs.yml")
+    """Copy mkdocs.yml, docs/ and what they read into `destination`; return the copied mkdocs.yml.
+
+    The copy is a project of its own (the build imports build_scripts from it, and builds the wheel from its
+    explainer/ and pyproject.toml); the prepared Pyodide runtime and node_modules are linked, not copied.
+    """
+    for name in ("mkdocs.yml", "pyproject.toml", "README.md"):
+        shutil.copy2(PROJECT_ROOT / name, destination / name)
     for folder in ("docs", "explainer", "build_scripts"):
         shutil.copytree(PROJECT_ROOT / folder, destination / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    (destination / "build").mkdir()
+    for linked in ("build/pyodide", "node_modules", ".cache"):
+        if (PROJECT_ROOT / linked).exists():
+            (destination / linked).symlink_to(PROJECT_ROOT / linked)
     return destination / "mkdocs.yml"
 
 
