@@ -16,10 +16,11 @@ def main() -> None:
     print(header)
     print("-" * len(header))
     for row in rows:
-        verdict = "met" if row.met else "MISSED"
+        verdict = {True: "met", False: "MISSED", None: "(info)"}[row.met]
+        target = "—" if row.target is None else f"≤ {row.target:.2f}"
         print(
             f"{row.name:<44} {row.ours * 1e3:>8.1f}ms {row.baseline * 1e3:>8.1f}ms {row.ratio:>7.2f} "
-            f"{'≤ ' + format(row.target, '.2f'):>8}  {verdict:<7}  {row.baseline_name}"
+            f"{target:>8}  {verdict:<7}  {row.baseline_name}"
         )
 
 

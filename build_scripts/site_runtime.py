@@ -8,6 +8,7 @@ site hosts it) the Pyodide runtime itself. Plain functions: the MkDocs plugin ca
 The wheel's folder carries its hash, so a browser cache can never pair a new integrity string with an old wheel.
 """
 
+import dataclasses
 import json
 import os
 import shutil
@@ -34,6 +35,14 @@ def _write_atomic(path: Path, text: str) -> None:
     os.replace(file.name, path)
 
 
+def link_or_copy(source, target) -> None:
+    """Put a file into the site: a hard link (costs nothing on every rebuild), or a copy where links fail."""
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copy2(source, target)
+
+
 def runtime_manifest(wheel: pyodide_runtime.WheelEntry, wheel_url: str, self_host: bool) -> dict:
     """runtime.json: where the worker finds Pyodide and our wheel; relative URLs are relative to runtime.json."""
     index_url = f"../pyodide/{pyodide_runtime.PYODIDE_VERSION}/" if self_host else pyodide_runtime.PYODIDE_CDN_URL
@@ -43,6 +52,19 @@ def runtime_manifest(wheel: pyodide_runtime.WheelEntry, wheel_url: str, self_hos
         "wheel": {"url": wheel_url, "sha256": wheel.sha256, "integrity": wheel.integrity},
         "timeout_ms": BOOT_TIMEOUT_MS,
     }
+
+
+def wheel_entry(wheel_path: Path) -> pyodide_runtime.WheelEntry:
+    """The wheel's lock entry, computed once per wheel (pyodide-lock is slow to import) and kept beside it."""
+    saved = wheel_path.with_name(wheel_path.name + ".lock-entry.json")
+    sha256 = pyodide_runtime.file_sha256(wheel_path)
+    if saved.is_file():
+        fields = json.loads(saved.read_text())
+        if fields["sha256"] == sha256:
+            return pyodide_runtime.WheelEntry(**{k: tuple(v) if isinstance(v, list) else v for k, v in fields.items()})
+    entry = pyodide_runtime.describe_wheel(wheel_path)
+    _write_atomic(saved, json.dumps(dataclasses.asdict(entry), indent=1) + "\n")
+    return entry
 
 
 def copy_browser_files(site_dir: Path) -> None:
@@ -60,14 +82,14 @@ def copy_runtime(site_dir: Path, runtime_dir: Path) -> None:
         pyodide_runtime.prepare_runtime(runtime_dir)
     target = site_dir / PYODIDE_SITE_DIR
     shutil.rmtree(target, ignore_errors=True)
-    shutil.copytree(runtime_dir, target)
+    shutil.copytree(runtime_dir, target, copy_function=link_or_copy)
 
 
 def write_site_runtime(site_dir: Path, *, self_host: bool, runtime_dir: Path = pyodide_runtime.DEFAULT_RUNTIME_DIR,
                        wheel_dir: Path | None = None) -> dict:
     """Put everything live sandboxes need into a built site; returns the manifest it wrote."""
     wheel_path = build_wheel(wheel_dir) if wheel_dir else build_wheel()
-    wheel = pyodide_runtime.describe_wheel(wheel_path)
+    wheel = wheel_entry(wheel_path)
     wheel_url = f"wheels/{wheel.sha256[:16]}/{wheel.file_name}"
     copy_browser_files(site_dir)
     (site_dir / ASSET_DIR / wheel_url).parent.mkdir(parents=True, exist_ok=True)

@@ -227,8 +227,9 @@ def sandbox(*params: Param, title: str) -> Callable:
         accepted = list(inspect.signature(function).parameters)
         if declared != accepted:
             raise TypeError(f"sandbox {name!r}: parameters {accepted} must match the declared {declared}, in order")
-        if name in _REGISTRY and _REGISTRY[name].function is not function:
-            raise ValueError(f"sandbox {name!r} is declared twice")
+        known = _REGISTRY.get(name)
+        if known and known.function.__module__ != function.__module__:
+            raise ValueError(f"sandbox {name!r} is declared twice")  # (a reloaded module may declare it again)
         summary = (inspect.getdoc(function) or "").split("\n")[0]
         _REGISTRY[name] = Sandbox(name, title, summary, tuple(params), function)
         return function
@@ -237,13 +238,23 @@ def sandbox(*params: Param, title: str) -> Callable:
 
 
 def registry() -> dict[str, Sandbox]:
-    """Every declared sandbox by name (importing explainer.sandboxes declares them)."""
-    importlib.import_module("explainer.sandboxes")
+    """Every declared sandbox by name (all modules of explainer.sandboxes are imported)."""
+    importlib.import_module("explainer.sandboxes").declare_all()
     return dict(sorted(_REGISTRY.items()))
 
 
 def get_sandbox(name: str) -> Sandbox:
     """The sandbox called `name`, or ParameterError naming the closest valid one."""
+    if name not in _REGISTRY and name.isidentifier():
+        # A sandbox usually lives in the module of its own name: load just that one (the browser's first figure
+        # then waits for one module, not all of them).
+        try:
+            importlib.import_module(f"explainer.sandboxes.{name}")
+        except ModuleNotFoundError as error:
+            if error.name != f"explainer.sandboxes.{name}":
+                raise
+    if name in _REGISTRY:
+        return _REGISTRY[name]
     sandboxes = registry()
     if name not in sandboxes:
         raise ParameterError("sandbox", f"unknown sandbox {name!r}{closest(name, sandboxes)}; "

@@ -11,6 +11,18 @@ from pathlib import Path
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
+# Headless Debian Chromium on a machine with no network: without the background-networking flags it keeps trying
+# Google's hosts. (The tests and the browser benchmark both launch it with these.)
+CHROMIUM_FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
 
 def run_mkdocs_build(config_file: Path, site_dir: Path, site_url: str | None = None) -> subprocess.CompletedProcess:
     """Run a real `mkdocs build --strict` as a subprocess and return the finished process (never raises on failure)."""

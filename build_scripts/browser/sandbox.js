@@ -20,6 +20,8 @@
   const NEAR_VIEWPORT = "300px 0px 300px 0px";  // start loading a little before the sandbox scrolls into view
   const DEFAULT_TIMEOUT_MS = 60000;
   const LIVE_STATUS = "Live: this figure is computed in your browser; change the controls to redraw it.";
+  // The page is built saying what a reader without JavaScript gets; with it, the figure is about to go live.
+  const WAITING_STATUS = "Static figure; the live version starts when you scroll here.";
 
   // ---- formatting ------------------------------------------------------------------------------------------------
 
@@ -267,6 +269,7 @@
       }
       this.retryButton.addEventListener("click", () => this.retry(), {signal});
       this.root.dataset.renders = "0";
+      this.setStatus(WAITING_STATUS);
       this.runtime.subscribe(this);
       this.observer = new IntersectionObserver((entries) => {
         if (entries.some((entry) => entry.isIntersecting)) this.want();

@@ -52,6 +52,13 @@ async function stage(id, name, work) {
 
 async function loadRuntime(id, manifest) {
   const indexURL = manifest.pyodide.indexURL;
+  // Our wheel is small and independent of the runtime: download it while Pyodide loads, install it after numpy.
+  const {url, integrity} = manifest.wheel;
+  const wheel = fetch(url, {integrity}).then((response) => {
+    if (!response.ok) throw new Error(`HTTP ${response.status} for ${url}`);
+    return response.arrayBuffer();
+  });
+  wheel.catch(() => {});  // a failure is reported by the explainer stage, not as an unhandled rejection
   const pyodide = await stage(id, "runtime", () => {
     try {
       importScripts(indexURL + "pyodide.js");
@@ -67,10 +74,7 @@ async function loadRuntime(id, manifest) {
     if (problems.length) throw new Error(problems.join("; "));
   });
   return stage(id, "explainer", async () => {
-    const {url, integrity} = manifest.wheel;
-    const response = await fetch(url, {integrity});
-    if (!response.ok) throw new Error(`HTTP ${response.status} for ${url}`);
-    const buffer = await response.arrayBuffer();
+    const buffer = await wheel;
     // Without extractDir, unpackArchive unpacks into the working directory, not site-packages.
     const sitePackages = pyodide.runPython("import sysconfig; sysconfig.get_path('purelib')");
     pyodide.unpackArchive(buffer, "wheel", {extractDir: sitePackages});

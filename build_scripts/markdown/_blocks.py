@@ -8,6 +8,7 @@ and knows no line numbers; here every error names `file:line` and stops the buil
 
 import contextvars
 import difflib
+import html
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -20,6 +21,21 @@ from markdown.preprocessors import Preprocessor
 SOURCE_PATH: contextvars.ContextVar[str] = contextvars.ContextVar("SOURCE_PATH", default="<markdown>")
 # Lines the site generator removed before the extension sees the page (MkDocs strips the YAML front matter).
 SOURCE_LINE_OFFSET: contextvars.ContextVar[int] = contextvars.ContextVar("SOURCE_LINE_OFFSET", default=0)
+
+# The relative path from the page being converted to the site root (e.g. "../../"), so a block can point at files
+# the build writes (assets/figures/...). The MkDocs plugin sets it per page; the fallback is the domain root.
+PAGE_TO_ROOT: contextvars.ContextVar[str] = contextvars.ContextVar("PAGE_TO_ROOT", default="/")
+FIGURE_DIR = "assets/figures"  # site-relative, where the build puts every static figure
+
+
+def static_images_html(light_file: str, dark_file: str, alt: str, css_class: str) -> str:
+    """Light and dark variants of a static figure; Material shows the one matching the palette (#only-light/-dark)."""
+    root, alt = PAGE_TO_ROOT.get(), html.escape(alt)
+    return "".join(
+        f'<img class="{css_class}" src="{root}{FIGURE_DIR}/{file}#only-{scheme}" alt="{alt}" loading="lazy">'
+        for file, scheme in ((light_file, "light"), (dark_file, "dark"))
+    )
+
 
 # Block names pymdown-extensions itself handles, which a near-miss check must not flag.
 PYMDOWNX_BLOCKS = frozenset(

@@ -21,11 +21,14 @@ from dataclasses import dataclass
 
 from markdown import Extension
 
-from build_scripts.markdown._blocks import Block, BlockPreprocessor
+from build_scripts.figures.jobs import FigureJob, sandbox_jobs
+from build_scripts.markdown._blocks import SOURCE_PATH, Block, BlockPreprocessor, static_images_html
 from explainer.figure import DEFAULT_HEIGHT, FIGURE_WIDTH
 from explainer.sandbox import Choice, ParameterError, Sandbox, Toggle, closest, registry
 
 MIN_HEIGHT, MAX_HEIGHT = 160, 960
+# What the status line says until the page runtime takes over: true for a reader without JavaScript.
+NO_SCRIPT_STATUS = "Static figure at its starting values: with JavaScript on, the controls redraw it live."
 
 
 # ---- options: each checked by one small typed validator ---------------------------------------------------------
@@ -70,6 +73,11 @@ class Placement:
     caption: str
     alt: str
     height: int
+    line: int = 0
+
+    def figure_jobs(self) -> list[FigureJob]:
+        """The static views this placement needs: light and dark, at its starting values."""
+        return sandbox_jobs(self.sandbox.name, self.values, self.height, f"{SOURCE_PATH.get()}:{self.line}")
 
 
 def read_placement(block: Block, sandboxes: dict[str, Sandbox]) -> Placement:
@@ -102,7 +110,7 @@ def read_placement(block: Block, sandboxes: dict[str, Sandbox]) -> Placement:
                 raise block.error(f"{option}: '{name}' is not a parameter{closest(name, params)}; "
                                   f"parameters: {', '.join(params)}", option)
     return Placement(sandbox, values, frozenset(options["fixed"]), frozenset(options["hidden"]),
-                     options["caption"], options["alt"], options["height"])
+                     options["caption"], options["alt"], options["height"], block.line)
 
 
 # ---- HTML -----------------------------------------------------------------------------------------------------------
@@ -150,16 +158,44 @@ def _config_json(placement: Placement) -> str:
     return json.dumps(config, ensure_ascii=False, separators=(",", ":"))
 
 
+def describe(title: str, description: dict) -> str:
+    """The figure in words (title, readouts, status): the static image's alt text, as the live SVG's label."""
+    said = [f"{r['label']} {r['text']}" for r in description["readouts"]]
+    if description["status"]:
+        status = description["status"]
+        said.append(f"{status['label']}: {status['detail']}" if status["detail"] else status["label"])
+    return f"{title}: {'; '.join(said)}" if said else title
+
+
+def readouts_html(description: dict) -> str:
+    """The readouts and status badge under the figure, as the page runtime draws them when live."""
+    parts = []
+    if description["readouts"]:
+        items = "".join(
+            f'<div class="sandbox__readout"><dt class="sandbox__readout-label">{html.escape(r["label"])}</dt>'
+            f'<dd class="sandbox__readout-value">{html.escape(r["text"])}</dd></div>'
+            for r in description["readouts"]
+        )
+        parts.append(f'<dl class="sandbox__readout-list">{items}</dl>')
+    if description["status"]:
+        status = description["status"]
+        detail = f'<span class="sandbox__badge-detail">{html.escape(status["detail"])}</span>' if status["detail"] else ""
+        parts.append(f'<p class="sandbox__badge sandbox__badge--{status["tone"]}" data-tone="{status["tone"]}">'
+                     f'<strong class="sandbox__badge-label">{html.escape(status["label"])}</strong>{detail}</p>')
+    return "".join(parts)
+
+
 def sandbox_html(placement: Placement, element_id: str) -> str:
-    """The <figure> the page gets: static view, controls, status line, caption and config."""
+    """The <figure> the page gets: static view, readouts, controls, status line, caption and config."""
     sandbox = placement.sandbox
     controls = "".join(
         control_html(p, placement.values[p.name], f"{element_id}-{p.name}", p.name in placement.fixed)
         for p in sandbox.params
         if p.name not in placement.hidden
     )
-    alt = placement.alt or f"{sandbox.title}: {sandbox.summary}"
-    static = f'<p class="sandbox__placeholder" role="img" aria-label="{html.escape(alt)}">{html.escape(alt)}</p>'
+    description = sandbox.render(placement.values)
+    light, dark = (job.file_name for job in placement.figure_jobs())
+    static = static_images_html(light, dark, placement.alt or describe(sandbox.title, description), "sandbox__image")
     caption = f"<figcaption>{html.escape(placement.caption)}</figcaption>" if placement.caption else ""
     return (
         # The config is an attribute, not a <script type="application/json">: Material's instant navigation
@@ -168,9 +204,9 @@ def sandbox_html(placement: Placement, element_id: str) -> str:
         f'data-config="{html.escape(_config_json(placement))}">'
         f'<div class="sandbox__figure" style="aspect-ratio: {FIGURE_WIDTH} / {placement.height}">'
         f'<div class="sandbox__static">{static}</div></div>'
-        f'<div class="sandbox__readouts"></div>'
+        f'<div class="sandbox__readouts">{readouts_html(description)}</div>'
         f'<form class="sandbox__controls" aria-label="Controls: {html.escape(sandbox.title)}">{controls}</form>'
-        f'<p class="sandbox__status" role="status">Static figure; the live version starts when you scroll here.</p>'
+        f'<p class="sandbox__status" role="status">{NO_SCRIPT_STATUS}</p>'
         f"{caption}"
         f"</figure>"
     )

@@ -13,3 +13,10 @@ class ExplainerConfig(Config):
     self_host = c.Type(bool, default=False)
     """Copy the Pyodide runtime into the site, so readers fetch nothing from a third party (default: the official
     CDN for Pyodide 0.27.7)."""
+
+    cache_dir = c.Type(str, default=".cache/figures")
+    """Where rendered static figures are kept between builds, relative to mkdocs.yml (keyed by what each depends
+    on, so an unchanged figure is never rendered twice)."""
+
+    workers = c.Type(int, default=0)
+    """Processes that render static figures in parallel; 0 means one per CPU core."""

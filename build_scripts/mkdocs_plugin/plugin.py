@@ -7,7 +7,16 @@ from mkdocs.exceptions import PluginError
 from mkdocs.plugins import BasePlugin
 
 from build_scripts import site_runtime
-from build_scripts.markdown._blocks import SOURCE_LINE_OFFSET, SOURCE_PATH, MarkdownSourceError, find_blocks
+from build_scripts.figures.jobs import FigureError, render_all
+from build_scripts.markdown._blocks import (
+    FIGURE_DIR,
+    PAGE_TO_ROOT,
+    SOURCE_LINE_OFFSET,
+    SOURCE_PATH,
+    MarkdownSourceError,
+    find_blocks,
+)
+from build_scripts.markdown.figure import read_figure
 from build_scripts.markdown.sandbox import read_placement
 from build_scripts.mkdocs_plugin.config import ExplainerConfig
 from build_scripts.pyodide_runtime import RuntimeSetupError
@@ -15,16 +24,19 @@ from explainer.sandbox import registry
 
 log = logging.getLogger("mkdocs.plugins.explainer")
 
-REQUIRED_EXTENSION = "build_scripts.markdown.sandbox"
+REQUIRED_EXTENSIONS = {"build_scripts.markdown.sandbox": "sandbox", "build_scripts.markdown.figure": "figure"}
 
 
 class ExplainerPlugin(BasePlugin[ExplainerConfig]):
-    """Validates sandbox blocks per page with file:line errors, and ships the live runtime with the site."""
+    """Checks sandbox and figure blocks per page (file:line errors), renders their static figures, and ships the
+    live runtime with the site."""
 
     def on_config(self, config):
-        if REQUIRED_EXTENSION not in config.markdown_extensions:
-            raise PluginError(f"mkdocs.yml: add '- {REQUIRED_EXTENSION}' to markdown_extensions (the sandbox block)")
+        for extension, block in REQUIRED_EXTENSIONS.items():
+            if extension not in config.markdown_extensions:
+                raise PluginError(f"mkdocs.yml: add '- {extension}' to markdown_extensions (the {block} block)")
         self.config_dir = Path(config.config_file_path).parent
+        self.cache_dir = self.config_dir / self.config.cache_dir
         if self.config.enabled:
             scripts = [f"{site_runtime.ASSET_DIR}/{name}" for name in site_runtime.PAGE_SCRIPTS]
             styles = [f"{site_runtime.ASSET_DIR}/{name}" for name in site_runtime.PAGE_STYLES]
@@ -32,28 +44,44 @@ class ExplainerPlugin(BasePlugin[ExplainerConfig]):
             config.extra_css.extend(s for s in styles if s not in config.extra_css)
         return config
 
+    def on_pre_build(self, config):
+        self.figure_jobs = []
+
     def on_page_markdown(self, markdown, page, config, files):
         docs_dir = Path(config.docs_dir)
         shown = docs_dir.relative_to(self.config_dir) if docs_dir.is_relative_to(self.config_dir) else docs_dir
-        path = (shown / page.file.src_uri).as_posix()
-        SOURCE_PATH.set(path)
+        SOURCE_PATH.set((shown / page.file.src_uri).as_posix())
         source = page.file.content_string
         SOURCE_LINE_OFFSET.set(source[: len(source) - len(markdown)].count("\n") if source.endswith(markdown) else 0)
-        # The extension raises the same errors during conversion; checking here first turns them into a clean
-        # one-line build error instead of a traceback.
+        PAGE_TO_ROOT.set("../" * page.url.count("/"))
+        # The extensions raise the same errors while converting; checking here first turns them into a clean
+        # one-line build error instead of a traceback, and tells us which static figures the page needs.
         try:
             sandboxes = registry()
-            for block in find_blocks(markdown.split("\n"), {"sandbox"}):
-                read_placement(block, sandboxes)
+            for block in find_blocks(markdown.split("\n"), set(REQUIRED_EXTENSIONS.values())):
+                if block.name == "sandbox":
+                    self.figure_jobs += read_placement(block, sandboxes).figure_jobs()
+                else:
+                    self.figure_jobs += read_figure(block)[2]
         except MarkdownSourceError as error:
             raise PluginError(str(error)) from None
         return markdown
 
     def on_post_build(self, config):
+        site_dir = Path(config.site_dir)
+        try:
+            report = render_all(self.figure_jobs, self.cache_dir, self.config.workers or None, progress=log.debug)
+        except FigureError as error:
+            raise PluginError(f"explainer: {error}") from None
+        (site_dir / FIGURE_DIR).mkdir(parents=True, exist_ok=True)
+        for file_name in {job.file_name for job in self.figure_jobs}:
+            site_runtime.link_or_copy(self.cache_dir / file_name, site_dir / FIGURE_DIR / file_name)
+        log.info("explainer: %d static figures rendered, %d reused from the cache", len(report.rendered),
+                 len(report.reused))
         if not self.config.enabled:
             return
         try:
-            manifest = site_runtime.write_site_runtime(Path(config.site_dir), self_host=self.config.self_host)
+            manifest = site_runtime.write_site_runtime(site_dir, self_host=self.config.self_host)
         except RuntimeSetupError as error:
             raise PluginError(f"explainer: {error}") from None
         log.info("explainer: live sandboxes use Pyodide from %s", manifest["pyodide"]["indexURL"])

@@ -1,10 +1,14 @@
-"""The sandboxes of the lessons, one module per topic; importing this package declares every one of them.
+"""The sandboxes of the lessons, one module per sandbox, named after it (explainer.sandbox finds one by its name).
 
-A new module here is found without being listed: each module's decorated functions register themselves.
+`declare_all()` imports every module here, so a new module is found without being listed: its decorated functions
+register themselves. Importing this package alone declares nothing, so the browser loads only the sandbox it draws.
 """
 
 import importlib
 import pkgutil
 
-for _module in pkgutil.iter_modules(__path__, prefix=f"{__name__}."):
-    importlib.import_module(_module.name)
+
+def declare_all() -> None:
+    """Import every sandbox module, declaring all sandboxes."""
+    for module in pkgutil.iter_modules(__path__, prefix=f"{__name__}."):
+        importlib.import_module(module.name)

@@ -9,6 +9,7 @@ every message, and reports every message it receives on a BroadcastChannel the p
 """
 
 import json
+import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -167,6 +168,9 @@ def container_html(number: int = 1, height: int = 300, fixed_input_value: int = 
     return built.replace(seed_input, seed_input.replace('value="7"', f'value="{fixed_input_value}"'))
 
 
+STAND_IN_SVG = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 640 300"><rect width="640" height="300"/></svg>'
+
+
 @dataclass
 class Site:
     root: Path
@@ -187,7 +191,10 @@ class Site:
         (self.assets / "runtime.json").write_text(json.dumps(manifest), encoding="utf-8")
 
     def page(self, name: str, body: str, head_script: str = "") -> str:
-        """Write a page and return its URL."""
+        """Write a page (and a stand-in for each static figure it shows) and return its URL."""
+        for figure in re.findall(r'src="/(assets/figures/[^"#]+)', body):
+            (self.root / figure).parent.mkdir(parents=True, exist_ok=True)
+            (self.root / figure).write_text(STAND_IN_SVG, encoding="utf-8")
         (self.root / name).write_text(PAGE % {"title": name, "assets": ASSETS, "body": body,
                                               "head_script": head_script}, encoding="utf-8")
         return self.url + name

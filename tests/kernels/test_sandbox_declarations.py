@@ -2,6 +2,8 @@
 
 import json
 import math
+import subprocess
+import sys
 
 import pytest
 
@@ -118,3 +120,14 @@ def test_an_exception_inside_a_sandbox_reaches_the_page_with_its_traceback():
         from explainer import sandbox as module
 
         module._REGISTRY.pop("fragile_for_test")
+
+
+def test_drawing_one_sandbox_loads_only_its_own_module():
+    # The browser's first figure should not wait for every sandbox module (and the kernels they pull in).
+    code = (
+        "import sys, json; from explainer.sandbox import render_json; "
+        "reply = json.loads(render_json('projection_shadow', '{}')); "
+        "print(reply['ok'], 'explainer.ablation' in sys.modules, 'explainer.sandboxes.ablation_lab' in sys.modules)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.split() == ["True", "False", "False"]

@@ -21,7 +21,7 @@ def test_the_options_and_their_defaults():
     config = ExplainerConfig()
     config.load_dict({})
     assert not config.validate()[0]
-    assert dict(config) == {"enabled": True, "self_host": False}
+    assert dict(config) == {"enabled": True, "self_host": False, "cache_dir": ".cache/figures", "workers": 0}
 
 
 def test_by_default_the_runtime_comes_from_the_official_cdn_and_the_site_holds_no_copy(tmp_path):
