@@ -74,7 +74,7 @@ class Block:
         return MarkdownSourceError(self.option_lines.get(option, self.line), f"{self.name} '{self.argument}': {message}")
 
 
-def _fenced_code_lines(lines: list[str]) -> set[int]:
+def fenced_code_lines(lines: list[str]) -> set[int]:
     """Indices of lines inside fenced code blocks (fences included): blocks shown as code are not blocks."""
     inside, opener = set(), None
     for index, line in enumerate(lines):
@@ -118,7 +118,7 @@ def _parse_body(body: list[str], first_line: int) -> tuple[dict, dict]:
 
 def find_blocks(lines: list[str], names: set[str]) -> Iterator[Block]:
     """Every block called one of `names`, outside code fences; a near miss of a name is an error too."""
-    in_code = _fenced_code_lines(lines)
+    in_code = fenced_code_lines(lines)
     index = 0
     while index < len(lines):
         match = None if index in in_code else RE_HEADER.match(lines[index])

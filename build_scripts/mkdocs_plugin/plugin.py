@@ -17,6 +17,7 @@ from build_scripts.markdown._blocks import (
     find_blocks,
 )
 from build_scripts.markdown.figure import read_figure
+from build_scripts.markdown.quantities import QuantityPreprocessor
 from build_scripts.markdown.sandbox import read_placement
 from build_scripts.mkdocs_plugin.config import ExplainerConfig
 from build_scripts.pyodide_runtime import RuntimeSetupError
@@ -25,6 +26,8 @@ from explainer.sandbox import registry
 log = logging.getLogger("mkdocs.plugins.explainer")
 
 REQUIRED_EXTENSIONS = {"build_scripts.markdown.sandbox": "sandbox", "build_scripts.markdown.figure": "figure"}
+# Not blocks, but pages rely on them being there: `{{ quantity }}`.
+ALSO_REQUIRED = ("build_scripts.markdown.quantities",)
 
 
 class ExplainerPlugin(BasePlugin[ExplainerConfig]):
@@ -35,6 +38,9 @@ class ExplainerPlugin(BasePlugin[ExplainerConfig]):
         for extension, block in REQUIRED_EXTENSIONS.items():
             if extension not in config.markdown_extensions:
                 raise PluginError(f"mkdocs.yml: add '- {extension}' to markdown_extensions (the {block} block)")
+        for extension in ALSO_REQUIRED:
+            if extension not in config.markdown_extensions:
+                raise PluginError(f"mkdocs.yml: add '- {extension}' to markdown_extensions")
         self.config_dir = Path(config.config_file_path).parent
         self.cache_dir = self.config_dir / self.config.cache_dir
         if self.config.enabled:
@@ -58,7 +64,8 @@ class ExplainerPlugin(BasePlugin[ExplainerConfig]):
         # one-line build error instead of a traceback, and tells us which static figures the page needs.
         try:
             sandboxes = registry()
-            for block in find_blocks(markdown.split("\n"), set(REQUIRED_EXTENSIONS.values())):
+            lines = QuantityPreprocessor(None).run(markdown.split("\n"))  # blocks may quote {{ quantities }}
+            for block in find_blocks(lines, set(REQUIRED_EXTENSIONS.values())):
                 if block.name == "sandbox":
                     self.figure_jobs += read_placement(block, sandboxes).figure_jobs()
                 else:
