@@ -554,11 +554,14 @@
     }
   }
 
-  if (window.document$ && typeof window.document$.subscribe === "function") {
-    window.document$.subscribe(() => mountPage());  // Material: emits on load and after each instant navigation
-  } else if (document.readyState === "loading") {
+  // Mount as soon as the page's containers exist (this script runs at the end of <body>), without waiting for
+  // Material to emit document$: every millisecond here is a millisecond before the first live figure.
+  if (document.readyState === "loading") {
     document.addEventListener("DOMContentLoaded", mountPage, {once: true});
   } else {
     mountPage();
+  }
+  if (window.document$ && typeof window.document$.subscribe === "function") {
+    window.document$.subscribe(() => mountPage());  // Material: emits on load and after each instant navigation
   }
 })();
