@@ -162,7 +162,10 @@ class BlockPreprocessor(Preprocessor):
         for block in find_blocks(lines, set(self.handlers)):
             html = self.handlers[block.name](block)
             output.extend(lines[copied : block.line - 1])
-            output.extend(["", block.indent + self.md.htmlStash.store(html), ""])
+            # As many lines as the block had (at least the 3 that keep the HTML its own paragraph), so blocks
+            # read after this one still report their authors' line numbers.
+            replacement = ["", block.indent + self.md.htmlStash.store(html), ""]
+            output.extend(replacement + [""] * (block.end + 2 - block.line - len(replacement)))
             copied = block.end + 1
         output.extend(lines[copied:])
         return output

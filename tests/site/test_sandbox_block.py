@@ -179,3 +179,15 @@ def test_a_mistake_fails_the_real_strict_build_with_the_authors_line_number(tmp_
     assert "docs/lessons/break-the-model.md:8: sandbox 'ablation_lab': depth: must be between 1 and 24 (got 30)" in (
         result.stderr), result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_block_after_other_blocks_still_reports_its_own_line():
+    # Each extension replaces the blocks it handles before the next one reads the page: line numbers must survive.
+    text = "/// sandbox | projection_shadow\ncaption: one\nheight: 300\n///\n\n/// figure | no_such_figure\ncaption: c\n///\n"
+    token = SOURCE_PATH.set("docs/page.md")
+    try:
+        with pytest.raises(MarkdownSourceError) as caught:
+            markdown.markdown(text, extensions=["build_scripts.markdown.sandbox", "build_scripts.markdown.figure"])
+    finally:
+        SOURCE_PATH.reset(token)
+    assert str(caught.value).startswith("docs/page.md:6: figure 'no_such_figure'"), str(caught.value)
