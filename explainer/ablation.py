@@ -5,16 +5,19 @@ normalisation (none / RMSNorm / LayerNorm, before or after the branch) and the c
 (seeded) with the plain variance-preserving initialisation (std 1/√fan_in, no depth-dependent scaling): what the
 diagnostics show comes from the architecture, not from an initialisation tuned to make a point.
 
-`run_ablation` runs one sentence through the model and measures, layer by layer, what the lesson talks about.
+`run_ablation` runs one sentence through the model and measures, layer by layer, what the lesson talks about. The
+block itself (norms, RoPE, attention, MLP, and where the switches are read) lives in explainer.layers, beside its
+backward pass, so the model that trains (explainer.training) is this model, not a copy.
 """
 
-import functools
 import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from explainer import layers
 from explainer._checks import as_choice, as_int, fail
+from explainer.layers import normalise, rotate, sinusoidal_positions, visible  # noqa: F401 (rotate: the figures)
 
 POSITIONAL = ("none", "sinusoidal", "rope")
 NORMS = ("none", "rmsnorm", "layernorm")
@@ -99,99 +102,32 @@ def init_weights(config: AblationConfig) -> Weights:
     return _WEIGHTS_CACHE[key]
 
 
-# ---- the pieces of a block ------------------------------------------------------------------------------------------
-
-
-def normalise(h: np.ndarray, kind: str) -> np.ndarray:
-    """RMSNorm or LayerNorm over the last axis with gain 1 (the same formulas as explainer.norms), or nothing."""
-    width = h.shape[-1]
-    if kind == "rmsnorm":
-        return h / np.sqrt(np.einsum("...i,...i->...", h, h)[..., None] / width + 1e-6)
-    if kind == "layernorm":
-        centred = h - h.sum(axis=-1, keepdims=True) / width
-        return centred / np.sqrt(np.einsum("...i,...i->...", centred, centred)[..., None] / width + 1e-5)
-    return h
-
-
-def sinusoidal_positions(length: int, width: int) -> np.ndarray:
-    """The original transformer's position codes: sines and cosines of geometrically spaced frequencies, (T, d)."""
-    position = np.arange(length)[:, None]  # (T, 1)
-    frequency = 10000.0 ** (-np.arange(0, width, 2) / width)  # (d/2,)
-    codes = np.empty((length, width))
-    codes[:, 0::2] = np.sin(position * frequency)
-    codes[:, 1::2] = np.cos(position * frequency)
-    return codes  # (T, d)
-
-
-@functools.cache
-def _rotation(length: int, width: int) -> tuple[np.ndarray, np.ndarray]:
-    angle = np.arange(length)[:, None] * 10000.0 ** (-np.arange(0, width, 2) / width)  # (T, dh/2)
-    return np.cos(angle), np.sin(angle)
-
-
-def rotate(x: np.ndarray) -> np.ndarray:
-    """RoPE: turn each pair of features of position t by t·θ_i, so q·k depends on the distance between positions."""
-    cos, sin = _rotation(x.shape[-2], x.shape[-1])  # (T, dh/2) each
-    even, odd = x[..., 0::2], x[..., 1::2]  # (..., T, dh/2)
-    rotated = np.empty_like(x)
-    rotated[..., 0::2] = even * cos - odd * sin
-    rotated[..., 1::2] = even * sin + odd * cos
-    return rotated
-
-
-@functools.cache
-def _visible(length: int, causal: bool) -> np.ndarray:
-    """(T, T) True where query i may read key j: j ≤ i under the causal mask, everywhere without it."""
-    return np.tril(np.ones((length, length), dtype=bool)) if causal else np.ones((length, length), dtype=bool)
+# ---- the block and what its attention did -----------------------------------------------------------------------
 
 
 @dataclass
 class LayerRecord:
-    """What one block's attention did (filled in by `attend`)."""
+    """What one block's attention did (filled in by `block`)."""
 
     logit_std: float = math.nan
     logit_max: float = math.nan
     entropy: float = math.nan
 
 
-def attend(x: np.ndarray, qkv: np.ndarray, out: np.ndarray, config: AblationConfig, record: LayerRecord):
-    """Multi-head self-attention over positions, (B, T, d) -> (B, T, d); records the logits and the entropy."""
-    batch, length, width = x.shape
-    head_width = width // config.heads
-    qkv = (x @ qkv).reshape(batch, length, 3, config.heads, head_width).transpose(2, 0, 3, 1, 4)  # (3, B, H, T, dh)
-    if config.positional == "rope":
-        qkv[:2] = rotate(qkv[:2])
-    q, k, v = qkv  # (B, H, T, dh) each
-    logits = q @ k.transpose(0, 1, 3, 2) / math.sqrt(head_width)  # (B, H, T, T)
-    visible = _visible(length, config.causal_mask)
-    seen = logits[0][:, visible]  # the first sentence's unmasked logits, (H, n)
+def _record_attention(cache, heads: int, causal: bool, record: LayerRecord) -> None:
+    """The first sentence's attention logits (unmasked entries, all heads) and the weights' mean entropy."""
+    length = cache.logits.shape[-1]
+    seen = cache.logits[0][:, visible(length, causal)]  # (H, n)
     mean = seen.sum() / seen.size
     record.logit_std, record.logit_max = math.sqrt(((seen - mean) ** 2).sum() / seen.size), float(seen.max())
-    logits = np.where(visible, logits, -np.inf)
-    weights = np.exp(logits - logits.max(axis=-1, keepdims=True))
-    weights /= weights.sum(axis=-1, keepdims=True)  # (B, H, T, T)
-    first = weights[0][:, visible]  # masked weights are exactly 0 and add nothing to the entropy
-    record.entropy = float(-(first * np.log(first)).sum() / (config.heads * length))
-    mixed = (weights @ v).transpose(0, 2, 1, 3).reshape(batch, length, width)  # (B, T, d)
-    return mixed @ out  # (B, T, d)
-
-
-def mlp(x: np.ndarray, up: np.ndarray, down: np.ndarray) -> np.ndarray:
-    """The position-wise feed-forward branch: widen 4×, ReLU, project back, (B, T, d) -> (B, T, d)."""
-    return np.maximum(x @ up, 0.0) @ down
+    first = cache.weights[0][:, visible(length, causal)]  # masked weights are exactly 0 and add nothing
+    record.entropy = float(-(first * np.log(first)).sum() / (heads * length))
 
 
 def block(h: np.ndarray, weights: Weights, layer: int, config: AblationConfig, record: LayerRecord) -> np.ndarray:
-    """One transformer block; the four switches are read here and nowhere else."""
-    norm = config.norm
-    pre, post = (norm, "none") if config.placement == "pre" else ("none", norm)
-    for branch in ("attention", "mlp"):
-        read = normalise(h, pre)  # what the branch reads: normalised when the norm sits before it
-        if branch == "attention":
-            update = attend(read, weights.qkv[layer], weights.out[layer], config, record)
-        else:
-            update = mlp(read, weights.up[layer], weights.down[layer])
-        h = normalise(h + update if config.residual else update, post)
+    """One transformer block (explainer.layers.block, where the four switches are read), recording its attention."""
+    h, caches = layers.block(h, weights.qkv[layer], weights.out[layer], weights.up[layer], weights.down[layer], config)
+    _record_attention(caches[0][2], config.heads, config.causal_mask, record)
     return h
 
 

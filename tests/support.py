@@ -84,3 +84,18 @@ class StaticSiteServer:
     def close(self):
         self._server.shutdown()
         self._server.server_close()
+
+
+def markdown_error(convert, text: str, path: str = "docs/page.md"):
+    """The MarkdownSourceError that `convert(text)` raises while converting the page `path` (fails if none)."""
+    import pytest
+
+    from build_scripts.markdown._blocks import SOURCE_PATH, MarkdownSourceError
+
+    token = SOURCE_PATH.set(path)
+    try:
+        with pytest.raises(MarkdownSourceError) as caught:
+            convert(text)
+    finally:
+        SOURCE_PATH.reset(token)
+    return caught.value

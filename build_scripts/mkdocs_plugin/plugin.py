@@ -18,6 +18,7 @@ from build_scripts.markdown._blocks import (
 )
 from build_scripts.markdown.figure import read_figure
 from build_scripts.markdown.quantities import QuantityPreprocessor
+from build_scripts.markdown.quiz import read_quiz
 from build_scripts.markdown.sandbox import read_placement
 from build_scripts.mkdocs_plugin.config import ExplainerConfig
 from build_scripts.pyodide_runtime import RuntimeSetupError
@@ -25,13 +26,17 @@ from explainer.sandbox import registry
 
 log = logging.getLogger("mkdocs.plugins.explainer")
 
-REQUIRED_EXTENSIONS = {"build_scripts.markdown.sandbox": "sandbox", "build_scripts.markdown.figure": "figure"}
+REQUIRED_EXTENSIONS = {
+    "build_scripts.markdown.sandbox": "sandbox",
+    "build_scripts.markdown.figure": "figure",
+    "build_scripts.markdown.quiz": "quiz",
+}
 # Not blocks, but pages rely on them being there: `{{ quantity }}`.
 ALSO_REQUIRED = ("build_scripts.markdown.quantities",)
 
 
 class ExplainerPlugin(BasePlugin[ExplainerConfig]):
-    """Checks sandbox and figure blocks per page (file:line errors), renders their static figures, and ships the
+    """Checks sandbox, figure and quiz blocks per page (file:line errors), renders their static figures, and ships the
     live runtime with the site."""
 
     def on_config(self, config):
@@ -68,8 +73,10 @@ class ExplainerPlugin(BasePlugin[ExplainerConfig]):
             for block in find_blocks(lines, set(REQUIRED_EXTENSIONS.values())):
                 if block.name == "sandbox":
                     self.figure_jobs += read_placement(block, sandboxes).figure_jobs()
-                else:
+                elif block.name == "figure":
                     self.figure_jobs += read_figure(block)[2]
+                else:
+                    read_quiz(block, lines)
         except MarkdownSourceError as error:
             raise PluginError(str(error)) from None
         return markdown

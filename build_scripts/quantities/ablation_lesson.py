@@ -1,11 +1,238 @@
-"""Numbers the lesson "Break the model" quotes."""
+"""Numbers the lesson "Break the model" quotes.
+
+Every run uses the lab's own sentences and model (explainer.sandboxes.ablation_lab), so the prose and the sandbox agree.
+A quantity that backs a qualitative claim of the lesson ("stays finite", "exactly zero only when ...") checks the
+claim too and stops the build if the model no longer supports it.
+"""
+
+import functools
+import math
+
+import numpy as np
 
 from build_scripts.quantities import number, quantity
-from explainer.ablation import AblationConfig, run_ablation, tokenize
+from explainer.ablation import (EXPLODING_GROWTH, MAX_DEPTH, VANISHING_GROWTH, VANISHING_TOKEN_SIGNAL, AblationConfig,
+                                AblationResult, run_ablation, tokenize)
+from explainer.sandboxes.ablation_lab import SENTENCE as LAB_SENTENCE
+from explainer.sandboxes.ablation_lab import SWAPPED as LAB_SWAPPED
 
-SENTENCE, SWAPPED = tokenize("the hungry cat chases the small grey dog"), tokenize("the small grey dog chases the hungry cat")
+SENTENCE, SWAPPED = tokenize(LAB_SENTENCE), tokenize(LAB_SWAPPED)
+LAB_DEPTH = 12  # the lab's starting depth
+SUPERSCRIPTS = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+@functools.cache
+def lab(depth: int = LAB_DEPTH, positional: bool = True, residual: bool = True, rmsnorm: bool = True,
+        causal_mask: bool = True) -> AblationResult:
+    """The lab's model with its switches set as the sandbox sets them."""
+    config = AblationConfig(depth=depth, positional="rope" if positional else "none", residual=residual,
+                            norm="rmsnorm" if rmsnorm else "none", causal_mask=causal_mask)
+    return run_ablation(config, SENTENCE, SWAPPED)
+
+
+def growth(result: AblationResult) -> float:
+    """How many times the stream's RMS grew from the embeddings to the last layer."""
+    return result.residual_rms[-1] / result.residual_rms[0]
+
+
+def distinct(result: AblationResult) -> float:
+    """The token-distinct signal as a fraction of the stream at the last layer (the lab's '% still distinct')."""
+    return result.token_signal[-1] / result.residual_rms[-1]
+
+
+def first_depth(status: str, **switches) -> int:
+    """The smallest depth at which the lab's status is `status`."""
+    for depth in range(1, MAX_DEPTH + 1):
+        if lab(depth, **switches).status == status:
+            return depth
+    raise ValueError(f"the lab never reaches {status} with {switches}, though the lesson says it does")
+
+
+def scientific(value: float, digits: int = 0) -> str:
+    """A value as 'm × 10ⁿ' with `digits` decimals on m, e.g. 1.06 × 10⁶ (the lessons' way of writing powers)."""
+    exponent = math.floor(math.log10(abs(value)))
+    mantissa = round(value / 10.0**exponent, digits)
+    if abs(mantissa) >= 10:
+        mantissa, exponent = mantissa / 10, exponent + 1
+    head = "" if digits == 0 and mantissa == 1 else f"{number(mantissa, digits)} × "
+    return f"{head}10{str(exponent).translate(SUPERSCRIPTS)}"
+
+
+def percent(fraction: float, digits: int = 0) -> str:
+    """A fraction as a percentage, without the % sign."""
+    return number(100 * fraction, digits)
+
+
+def require(claim: bool, message: str) -> None:
+    """Stop the build when the model no longer supports a sentence of the lesson."""
+    if not claim:
+        raise ValueError(f"the lesson's claim no longer holds in explainer.ablation: {message}")
+
+
+# ---- the thresholds behind the status badge ------------------------------------------------------------------------
+
+
+@quantity("ablation.exploding_growth")
+def _():
+    return f"{EXPLODING_GROWTH:,.0f}"
+
+
+@quantity("ablation.vanishing_growth")
+def _():
+    return f"1/{1 / VANISHING_GROWTH:,.0f}"
+
+
+@quantity("ablation.vanishing_token_signal")
+def _():
+    return percent(VANISHING_TOKEN_SIGNAL)
+
+
+# ---- the full model -----------------------------------------------------------------------------------------------
 
 
 @quantity("ablation.sensitivity_full_24")
 def _():
-    return number(run_ablation(AblationConfig(depth=24), SENTENCE, SWAPPED).word_order_sensitivity, 3)
+    return number(lab(24).word_order_sensitivity, 3)
+
+
+@quantity("ablation.sensitivity_full_12")
+def _():
+    return number(lab().word_order_sensitivity, 3)
+
+
+@quantity("ablation.growth_full_12")
+def _():
+    return number(growth(lab()), 1)
+
+
+@quantity("ablation.growth_full_24")
+def _():
+    result = lab(24)
+    require(result.status == "HEALTHY", "the full model is HEALTHY at depth 24")
+    return number(growth(result), 1)
+
+
+@quantity("ablation.distinct_full_12")
+def _():
+    return percent(distinct(lab()))
+
+
+@quantity("ablation.distinct_full_24")
+def _():
+    return percent(distinct(lab(24)))
+
+
+# ---- experiment 1: positions ----------------------------------------------------------------------------------------
+
+
+@quantity("ablation.sensitivity_no_pe_12")
+def _():
+    result = lab(positional=False)
+    require(result.word_order_sensitivity > 0.05, "with the causal mask on, word order still shows without positions")
+    return number(result.word_order_sensitivity, 3)
+
+
+@quantity("ablation.mask_share_12")
+def _():
+    return percent(lab(positional=False).word_order_sensitivity / lab().word_order_sensitivity)
+
+
+@quantity("ablation.sensitivity_rope_no_mask_12")
+def _():
+    return number(lab(causal_mask=False).word_order_sensitivity, 3)
+
+
+@quantity("ablation.sensitivity_no_pe_no_mask_12")
+def _():
+    sensitivity = lab(positional=False, causal_mask=False).word_order_sensitivity
+    require(sensitivity < 1e-12, "without positions and mask the pooled outputs agree up to rounding")
+    return scientific(sensitivity)
+
+
+@quantity("ablation.sensitivity_no_pe_no_mask_max")
+def _():
+    worst = max(lab(depth, positional=False, causal_mask=False).word_order_sensitivity
+                for depth in range(1, MAX_DEPTH + 1))
+    require(worst < 1e-12, "without positions and mask the pooled outputs agree up to rounding at every depth")
+    return scientific(worst)
+
+
+@quantity("ablation.sensitivity_cat_dog_bag")
+def _():
+    config = AblationConfig(depth=LAB_DEPTH, positional="none", causal_mask=False)
+    sensitivity = run_ablation(config, tokenize("cat chases dog"), tokenize("dog chases cat")).word_order_sensitivity
+    require(sensitivity < 1e-12, "'cat chases dog' and 'dog chases cat' pool to the same vector")
+    return scientific(sensitivity)
+
+
+# ---- experiment 2: the residual add -------------------------------------------------------------------------------
+
+
+@quantity("ablation.no_residual_vanishing_depth")
+def _():
+    return str(first_depth("VANISHING", residual=False))
+
+
+@quantity("ablation.no_residual_rms_min_24")
+def _():
+    return number(min(lab(24, residual=False).residual_rms), 2)
+
+
+@quantity("ablation.no_residual_rms_max_24")
+def _():
+    result = lab(24, residual=False)
+    require(growth(result) > VANISHING_GROWTH, "without the residual the stream's RMS itself does not vanish")
+    return number(max(result.residual_rms), 2)
+
+
+@quantity("ablation.no_residual_distinct_1")
+def _():
+    return percent(distinct(lab(1, residual=False)))
+
+
+@quantity("ablation.no_residual_distinct_24")
+def _():
+    return scientific(100 * distinct(lab(24, residual=False)))
+
+
+@quantity("ablation.no_residual_sensitivity_24")
+def _():
+    return scientific(lab(24, residual=False).word_order_sensitivity)
+
+
+# ---- experiment 3: normalization ------------------------------------------------------------------------------------
+
+
+@quantity("ablation.no_norm_growth_1")
+def _():
+    result = lab(1, rmsnorm=False)
+    require(result.status == "HEALTHY", "without the norm the model is HEALTHY at depth 1")
+    return number(growth(result), 2)
+
+
+@quantity("ablation.no_norm_exploding_depth")
+def _():
+    return str(first_depth("EXPLODING", rmsnorm=False))
+
+
+@quantity("ablation.no_norm_growth_24")
+def _():
+    result = lab(24, rmsnorm=False)
+    require(result.status == "EXPLODING" and result.first_nonfinite_layer is None,
+            "without the norm the stream EXPLODES by depth 24 but stays finite")
+    return scientific(growth(result), 2)
+
+
+@quantity("ablation.no_norm_per_layer")
+def _():
+    return number(growth(lab(24, rmsnorm=False)) ** (1 / 24), 2)
+
+
+@quantity("ablation.float16_max")
+def _():
+    return f"{float(np.finfo(np.float16).max):,.0f}"
+
+
+@quantity("ablation.float64_max")
+def _():
+    return scientific(float(np.finfo(np.float64).max), 1)

@@ -9,7 +9,7 @@ import markdown
 import pytest
 
 from build_scripts.markdown._blocks import SOURCE_PATH, MarkdownSourceError
-from support import copy_project_site_sources, run_mkdocs_build
+from support import copy_project_site_sources, markdown_error, run_mkdocs_build
 
 EXTENSIONS = ["build_scripts.markdown.sandbox", "admonition", "pymdownx.superfences", "pymdownx.blocks.details"]
 
@@ -19,13 +19,7 @@ def convert(text: str) -> str:
 
 
 def error_of(text: str) -> MarkdownSourceError:
-    token = SOURCE_PATH.set("docs/page.md")
-    try:
-        with pytest.raises(MarkdownSourceError) as caught:
-            convert(text)
-    finally:
-        SOURCE_PATH.reset(token)
-    return caught.value
+    return markdown_error(convert, text)
 
 
 class Elements(HTMLParser):

@@ -1,0 +1,198 @@
+"""The pieces of a transformer block, each forward beside its backward: the ablation lab and the training lab share them.
+
+A forward returns its output and a cache (what the backward needs); a backward takes the gradient of a loss with
+respect to the output and the cache, and returns the gradients with respect to the inputs and weights. Backwards are
+checked against central differences in tests/kernels/test_training.py.
+
+The switches are read from any object with the fields `heads`, `positional` (none / sinusoidal / rope), `residual`,
+`norm` (none / rmsnorm / layernorm), `placement` (pre / post) and `causal_mask`: `AblationConfig` and
+`TrainingConfig` both are one. `block` and `block_backward` read them, and nothing else does.
+"""
+
+import functools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+# ---- normalisation ------------------------------------------------------------------------------------------------
+
+
+def normalise(h: np.ndarray, kind: str) -> np.ndarray:
+    """RMSNorm or LayerNorm over the last axis with gain 1 (the same formulas as explainer.norms), or nothing."""
+    width = h.shape[-1]
+    if kind == "rmsnorm":
+        return h / np.sqrt(np.einsum("...i,...i->...", h, h)[..., None] / width + 1e-6)
+    if kind == "layernorm":
+        centred = h - h.sum(axis=-1, keepdims=True) / width
+        return centred / np.sqrt(np.einsum("...i,...i->...", centred, centred)[..., None] / width + 1e-5)
+    return h
+
+
+def normalise_backward(h: np.ndarray, kind: str, grad: np.ndarray) -> np.ndarray:
+    """The gradient with respect to h, given the gradient with respect to normalise(h, kind)."""
+    if kind == "none":
+        return grad
+    width = h.shape[-1]
+    centred = h - h.sum(axis=-1, keepdims=True) / width if kind == "layernorm" else h  # (..., d)
+    eps = 1e-5 if kind == "layernorm" else 1e-6
+    scale = np.sqrt(np.einsum("...i,...i->...", centred, centred)[..., None] / width + eps)  # (..., 1)
+    out = centred / scale  # (..., d)
+    grad_centred = (grad - out * (np.einsum("...i,...i->...", grad, out)[..., None] / width)) / scale  # (..., d)
+    if kind == "layernorm":
+        return grad_centred - grad_centred.sum(axis=-1, keepdims=True) / width
+    return grad_centred
+
+
+# ---- positions ----------------------------------------------------------------------------------------------------
+
+
+def sinusoidal_positions(length: int, width: int) -> np.ndarray:
+    """The original transformer's position codes: sines and cosines of geometrically spaced frequencies, (T, d)."""
+    position = np.arange(length)[:, None]  # (T, 1)
+    frequency = 10000.0 ** (-np.arange(0, width, 2) / width)  # (d/2,)
+    codes = np.empty((length, width))
+    codes[:, 0::2] = np.sin(position * frequency)
+    codes[:, 1::2] = np.cos(position * frequency)
+    return codes  # (T, d)
+
+
+@functools.cache
+def _rotation(length: int, width: int) -> tuple[np.ndarray, np.ndarray]:
+    angle = np.arange(length)[:, None] * 10000.0 ** (-np.arange(0, width, 2) / width)  # (T, dh/2)
+    return np.cos(angle), np.sin(angle)
+
+
+def rotate(x: np.ndarray, sign: float = 1.0) -> np.ndarray:
+    """RoPE: turn each pair of features of position t by t·θ_i (by −t·θ_i with sign −1), over (..., T, dh)."""
+    cos, sin = _rotation(x.shape[-2], x.shape[-1])  # (T, dh/2) each
+    if sign < 0:
+        sin = -sin
+    even, odd = x[..., 0::2], x[..., 1::2]  # (..., T, dh/2)
+    rotated = np.empty_like(x)
+    rotated[..., 0::2] = even * cos - odd * sin
+    rotated[..., 1::2] = even * sin + odd * cos
+    return rotated
+
+
+def rotate_backward(grad: np.ndarray) -> np.ndarray:
+    """The gradient through `rotate`: a rotation's transpose is the rotation the other way."""
+    return rotate(grad, -1.0)
+
+
+@functools.cache
+def visible(length: int, causal: bool) -> np.ndarray:
+    """(T, T) True where query i may read key j: j ≤ i under the causal mask, everywhere without it."""
+    return np.tril(np.ones((length, length), dtype=bool)) if causal else np.ones((length, length), dtype=bool)
+
+
+# ---- attention ----------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class AttentionCache:
+    """What attention_backward needs, and what the ablation lab measures (logits, weights)."""
+
+    x: np.ndarray  # (B, T, d) the input
+    q: np.ndarray  # (B, H, T, dh) after RoPE when on
+    k: np.ndarray  # (B, H, T, dh)
+    v: np.ndarray  # (B, H, T, dh)
+    logits: np.ndarray  # (B, H, T, T) masked entries −inf
+    weights: np.ndarray  # (B, H, T, T) masked entries exactly 0
+    mixed: np.ndarray  # (B, T, d) the heads' outputs side by side
+    qkv: np.ndarray  # (d, 3d)
+    out: np.ndarray  # (d, d)
+    rope: bool
+
+
+def attention(x: np.ndarray, qkv: np.ndarray, out: np.ndarray, heads: int, rope: bool, causal: bool):
+    """Multi-head self-attention over positions, (B, T, d) -> (B, T, d), and its cache."""
+    batch, length, width = x.shape
+    head_width = width // heads
+    projected = (x @ qkv).reshape(batch, length, 3, heads, head_width).transpose(2, 0, 3, 1, 4)  # (3, B, H, T, dh)
+    if rope:
+        projected[:2] = rotate(projected[:2])
+    q, k, v = projected  # (B, H, T, dh) each
+    logits = q @ k.transpose(0, 1, 3, 2) / math.sqrt(head_width)  # (B, H, T, T)
+    logits = np.where(visible(length, causal), logits, -np.inf)
+    weights = np.exp(logits - logits.max(axis=-1, keepdims=True))
+    weights /= weights.sum(axis=-1, keepdims=True)  # (B, H, T, T)
+    mixed = (weights @ v).transpose(0, 2, 1, 3).reshape(batch, length, width)  # (B, T, d)
+    return mixed @ out, AttentionCache(x, q, k, v, logits, weights, mixed, qkv, out, rope)  # (B, T, d)
+
+
+def attention_backward(grad: np.ndarray, cache: AttentionCache):
+    """Gradients (x, qkv, out) of attention, given the gradient (B, T, d) of its output."""
+    batch, heads, length, head_width = cache.q.shape
+    width = heads * head_width
+    grad_out = cache.mixed.reshape(-1, width).T @ grad.reshape(-1, width)  # (d, d)
+    grad_mixed = (grad @ cache.out.T).reshape(batch, length, heads, head_width).transpose(0, 2, 1, 3)  # (B, H, T, dh)
+    grad_weights = grad_mixed @ cache.v.transpose(0, 1, 3, 2)  # (B, H, T, T)
+    grad_v = cache.weights.transpose(0, 1, 3, 2) @ grad_mixed  # (B, H, T, dh)
+    along = (grad_weights * cache.weights).sum(axis=-1, keepdims=True)  # (B, H, T, 1)
+    grad_logits = cache.weights * (grad_weights - along) / math.sqrt(head_width)  # softmax's Jacobian; masked: 0
+    grad_projected = np.empty((3, batch, heads, length, head_width))  # (3, B, H, T, dh): q, k, v
+    grad_projected[0], grad_projected[1], grad_projected[2] = grad_logits @ cache.k, grad_logits.transpose(
+        0, 1, 3, 2) @ cache.q, grad_v
+    if cache.rope:
+        grad_projected[:2] = rotate_backward(grad_projected[:2])
+    grad_projected = grad_projected.transpose(1, 3, 0, 2, 4).reshape(batch, length, 3 * width)  # (B, T, 3d)
+    grad_qkv = cache.x.reshape(-1, width).T @ grad_projected.reshape(-1, 3 * width)  # (d, 3d)
+    return grad_projected @ cache.qkv.T, grad_qkv, grad_out  # (B, T, d), (d, 3d), (d, d)
+
+
+# ---- the MLP ------------------------------------------------------------------------------------------------------
+
+
+def mlp(x: np.ndarray, up: np.ndarray, down: np.ndarray):
+    """The position-wise feed-forward branch: widen 4×, ReLU, project back, (B, T, d) -> (B, T, d), and its cache."""
+    hidden = np.maximum(x @ up, 0.0)  # (B, T, 4d)
+    return hidden @ down, (x, hidden, up, down)
+
+
+def mlp_backward(grad: np.ndarray, cache):
+    """Gradients (x, up, down) of the MLP, given the gradient (B, T, d) of its output."""
+    x, hidden, up, down = cache
+    width, wide = up.shape
+    grad_down = hidden.reshape(-1, wide).T @ grad.reshape(-1, width)  # (4d, d)
+    grad_hidden = (grad @ down.T) * (hidden > 0)  # (B, T, 4d): ReLU passes gradient where it was open
+    grad_up = x.reshape(-1, width).T @ grad_hidden.reshape(-1, wide)  # (d, 4d)
+    return grad_hidden @ up.T, grad_up, grad_down
+
+
+# ---- the block ----------------------------------------------------------------------------------------------------
+
+
+def norm_places(switches) -> tuple[str, str]:
+    """(before the branch, after the add): the norm sits in one of the two places, "none" in the other."""
+    return (switches.norm, "none") if switches.placement == "pre" else ("none", switches.norm)
+
+
+def block(h: np.ndarray, qkv, out, up, down, switches):
+    """One transformer block, (B, T, d) -> (B, T, d), and its cache; the switches are read here and in its backward."""
+    pre, post = norm_places(switches)
+    caches = []
+    for branch in ("attention", "mlp"):
+        read = normalise(h, pre)  # what the branch reads: normalised when the norm sits before it
+        if branch == "attention":
+            update, cache = attention(read, qkv, out, switches.heads, switches.positional == "rope",
+                                      switches.causal_mask)
+        else:
+            update, cache = mlp(read, up, down)
+        added = h + update if switches.residual else update
+        caches.append((h, added, cache))
+        h = normalise(added, post)
+    return h, caches
+
+
+def block_backward(grad: np.ndarray, caches, switches):
+    """Gradients (h, qkv, out, up, down) of one block, given the gradient (B, T, d) of its output."""
+    pre, post = norm_places(switches)
+    (h_attention, added_attention, attention_cache), (h_mlp, added_mlp, mlp_cache) = caches
+    grad_added = normalise_backward(added_mlp, post, grad)
+    grad_read, grad_up, grad_down = mlp_backward(grad_added, mlp_cache)
+    grad = normalise_backward(h_mlp, pre, grad_read) + (grad_added if switches.residual else 0.0)
+    grad_added = normalise_backward(added_attention, post, grad)
+    grad_read, grad_qkv, grad_out = attention_backward(grad_added, attention_cache)
+    grad = normalise_backward(h_attention, pre, grad_read) + (grad_added if switches.residual else 0.0)
+    return grad, grad_qkv, grad_out, grad_up, grad_down

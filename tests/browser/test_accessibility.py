@@ -1,0 +1,159 @@
+"""Every page of the built site, as readers use it, audited with axe-core for WCAG 2.1 A and AA in both palettes.
+
+"As readers use it" means after the sandboxes have gone live and with every quiz answered (wrongly, so the verdicts,
+explanations and result line are all on screen). Serious and critical violations fail; the others are printed. Plain
+checks of the live DOM follow: headings in order, alt text, labelled controls.
+"""
+
+import re
+
+import pytest
+
+from support import PROJECT_ROOT
+
+pytestmark = pytest.mark.browser
+
+AXE = PROJECT_ROOT / "node_modules/axe-core/axe.min.js"
+WCAG_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
+FAILING_IMPACTS = {"serious", "critical"}
+BOOT_TIMEOUT_MS = 90_000  # as in test_sandboxes_live.py: the page's own limit is 60 s
+
+# Violations that come from Material for MkDocs itself and that our CSS, markup and scripts cannot reach, each
+# excused for exactly one rule on exactly one element, with the reason. Nothing else is ever excused.
+THEME_EXCEPTIONS = {
+    # Material's instant-navigation progress bar (partials/progress.html, `navigation.instant.progress`) is an empty
+    # <div role="progressbar"> with no name. Only overriding the theme's template could name it.
+    ("aria-progressbar-name", ".md-progress"): "Material's unnamed instant-navigation progress bar",
+}
+
+RUN_AXE = """async tags => {
+  const result = await axe.run(document, {runOnly: {type: "tag", values: tags}});
+  return result.violations.map(v => ({
+    id: v.id, impact: v.impact, help: v.help,
+    nodes: v.nodes.map(n => ({target: n.target.join(" "), summary: n.failureSummary})),
+  }));
+}"""
+
+
+def site_pages(built_site) -> list[str]:
+    """Every page of the built site, as paths relative to its root ("" for the home page)."""
+    pages = [html.parent.relative_to(built_site).as_posix() for html in sorted(built_site.rglob("index.html"))]
+    pages = ["" if page == "." else page + "/" for page in pages if not page.startswith(("assets", "search"))]
+    return pages + (["404.html"] if (built_site / "404.html").is_file() else [])
+
+
+def open_as_readers_see_it(page, url: str) -> None:
+    """Load a page, bring each sandbox live, and answer each quiz with a wrong choice."""
+    page.goto(url)
+    page.wait_for_load_state("load")
+    figures = page.locator("figure.sandbox")
+    for index in range(figures.count()):
+        figure = figures.nth(index)
+        figure.scroll_into_view_if_needed()
+        page.wait_for_function("f => f.dataset.state === 'live'", arg=figure.element_handle(), timeout=BOOT_TIMEOUT_MS)
+    quizzes = page.locator("form.quiz")
+    for index in range(quizzes.count()):
+        quiz = quizzes.nth(index)
+        quiz.locator(".quiz__answer[data-correct=false] .quiz__label").first.click()
+        quiz.locator(".quiz__check").click()
+        quiz.locator(".quiz__result").filter(has_text=re.compile(".")).wait_for()
+
+
+def set_palette(page, dark: bool) -> None:
+    """The palette follows the system (Material's automatic palette): emulate a light or a dark system."""
+    page.emulate_media(color_scheme="dark" if dark else "light")
+    scheme = "slate" if dark else "default"
+    page.wait_for_function("s => document.body.dataset.mdColorScheme === s", arg=scheme)
+
+
+def audit(page) -> list[dict]:
+    if not page.evaluate("typeof window.axe === 'object'"):
+        page.add_script_tag(path=str(AXE))
+    return page.evaluate(RUN_AXE, WCAG_TAGS)
+
+
+def without_theme_exceptions(violations: list[dict]) -> list[dict]:
+    kept = []
+    for violation in violations:
+        nodes = [n for n in violation["nodes"] if (violation["id"], n["target"]) not in THEME_EXCEPTIONS]
+        if nodes:
+            kept.append({**violation, "nodes": nodes})
+    return kept
+
+
+def describe(where: str, violation: dict) -> str:
+    nodes = "\n".join(f"      {n['target']}: {' '.join(n['summary'].split())}" for n in violation["nodes"])
+    return f"  {where}: {violation['id']} ({violation['impact']}): {violation['help']}\n{nodes}"
+
+
+def test_axe_finds_no_serious_or_critical_violation_on_any_page_in_light_or_dark(browser, site_url, built_site):
+    page = browser.page
+    pages = site_pages(built_site)
+    assert len(pages) >= 4, pages
+    failures, notes = [], []
+    for path in pages:
+        page.emulate_media(color_scheme="light")
+        open_as_readers_see_it(page, site_url + path)
+        for dark in (False, True):
+            set_palette(page, dark)
+            where = f"/{path} ({'dark' if dark else 'light'})"
+            for violation in without_theme_exceptions(audit(page)):
+                (failures if violation["impact"] in FAILING_IMPACTS else notes).append(describe(where, violation))
+    if notes:
+        print("axe: violations below serious impact (not failing):\n" + "\n".join(notes))
+    assert not failures, "axe: serious or critical WCAG 2.1 AA violations:\n" + "\n".join(failures)
+    browser.assert_clean()
+
+
+# ---- the live DOM, page by page -------------------------------------------------------------------------------------
+
+HEADINGS = "() => [...document.querySelectorAll('h1, h2, h3, h4, h5, h6')].map(h => [Number(h.tagName[1]), h.id])"
+IMAGES_WITHOUT_ALT = "() => [...document.querySelectorAll('img:not([alt])')].map(i => i.getAttribute('src'))"
+# A control's name: a <label> with words (or a title), aria-label(ledby) or title; a button's own text counts too.
+# Controls that are not rendered at all (Material's display:none state checkboxes, our Check button before quiz.js
+# mounts) are in no one's way and need none.
+UNLABELLED_CONTROLS = """() => [...document.querySelectorAll('input, select, textarea, button')]
+  .filter(e => e.type !== 'hidden' && e.checkVisibility({visibilityProperty: true}))
+  .filter(e => !(e.labels && [...e.labels].some(l => l.textContent.trim() || l.title.trim()))
+               && !e.getAttribute('aria-label')?.trim() && !e.getAttribute('aria-labelledby') && !e.title?.trim()
+               && !(e.tagName === 'BUTTON' && e.textContent.trim()))
+  .map(e => e.outerHTML.slice(0, 160))"""
+
+
+def each_page(browser, site_url, built_site):
+    """Yield (path, page) for every page, loaded and with its quizzes mounted."""
+    for path in site_pages(built_site):
+        browser.page.goto(site_url + path)
+        browser.page.wait_for_load_state("load")
+        yield path, browser.page
+
+
+def test_headings_go_down_one_level_at_a_time_on_every_page(browser, site_url, built_site):
+    problems = []
+    for path, page in each_page(browser, site_url, built_site):
+        headings = page.evaluate(HEADINGS)
+        if not headings or headings[0][0] != 1 or [level for level, _ in headings].count(1) != 1:
+            problems.append(f"/{path}: needs exactly one h1, first (got {headings[:3]}…)")
+        for (before, _), (level, anchor) in zip(headings, headings[1:]):
+            if level > before + 1:
+                problems.append(f"/{path}: h{before} is followed by h{level} (#{anchor})")
+    assert not problems, "\n".join(problems)
+    browser.assert_clean()
+
+
+def test_every_image_has_alt_text_on_every_page(browser, site_url, built_site):
+    missing = {path: images for path, page in each_page(browser, site_url, built_site)
+               if (images := page.evaluate(IMAGES_WITHOUT_ALT))}
+    assert not missing, missing
+    browser.assert_clean()
+
+
+def test_every_form_control_has_a_label_on_every_page(browser, site_url, built_site):
+    unlabelled, seen = {}, 0
+    for path, page in each_page(browser, site_url, built_site):
+        seen += page.locator(".sandbox__control, .quiz__input").count()
+        if controls := page.evaluate(UNLABELLED_CONTROLS):
+            unlabelled[path] = controls
+    assert seen > 0, "no sandbox or quiz control found: the check checked nothing of ours"
+    assert not unlabelled, unlabelled
+    browser.assert_clean()
