@@ -10,6 +10,7 @@ block itself (norms, RoPE, attention, MLP, and where the switches are read) live
 backward pass, so the model that trains (explainer.training) is this model, not a copy.
 """
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 
@@ -223,23 +224,63 @@ def run_ablation(config: AblationConfig, tokens, permuted_tokens=None) -> Ablati
     permuted = tokens[::-1] if permuted_tokens is None else _check_tokens("permuted_tokens", permuted_tokens)
     if sorted(permuted.tolist()) != sorted(tokens.tolist()):
         fail("permuted_tokens must hold the same words as tokens, in another order", caller="run_ablation")
-    weights = init_weights(config)
-    h = _embed(tokens, permuted, weights, config)  # (2, T, d)
-    rows = {"residual_rms": [_rms(h[0])], "token_signal": [_rms(h[0] - h[0].mean(axis=0))], "update_ratio": [math.nan],
-            "logit_std": [math.nan], "logit_max": [math.nan], "attention_entropy": [math.nan]}
-    first_nonfinite = None
+    layers = _layers(config, tokens, permuted)
+    first_nonfinite = layers.first_nonfinite if (layers.first_nonfinite or math.inf) <= config.depth else None
+    rows = {name: values[: config.depth + 1] for name, values in layers.rows.items()}
+    h = layers.states[config.depth]
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        for layer in range(config.depth):
-            record = LayerRecord()
-            before = h
-            h = block(h, weights, layer, config, record) if first_nonfinite is None else h * math.nan
-            if first_nonfinite is None and not np.isfinite(h).all():
-                first_nonfinite = layer + 1
-            _append_layer(rows, h[0], before[0], record)
         sensitivity = math.nan if first_nonfinite else word_order_sensitivity(_pooled(h, config))
     status, reason = verdict(rows["residual_rms"], rows["token_signal"], first_nonfinite)
     return AblationResult(**rows, word_order_sensitivity=sensitivity, first_nonfinite_layer=first_nonfinite,
                           status=status, reason=reason, config=config)
+
+
+@dataclass
+class _Layers:
+    """The streams and per-layer measurements of one arrangement, as deep as any run has asked for so far."""
+
+    states: list  # (2, T, d) stream after each layer, index 0 = embeddings
+    rows: dict
+    first_nonfinite: int | None = None
+
+
+# Depth d uses the first d of the same 24 blocks, so a deeper run only extends a shallower one. The lab keeps each
+# arrangement's layers: dragging the depth slider computes the layers it has not seen yet, not the whole stack.
+_LAYERS_CACHE: dict = {}
+_LAYERS_CACHE_SIZE = 32  # arrangements kept (the lab has 16 switch settings); each is about 0.2 MB
+
+
+def clear_cache() -> None:
+    """Forget every computed layer (the next run_ablation computes from the embeddings up)."""
+    _LAYERS_CACHE.clear()
+
+
+def _layers(config: AblationConfig, tokens: np.ndarray, permuted: np.ndarray) -> _Layers:
+    key = (dataclasses.replace(config, depth=MAX_DEPTH), tokens.tobytes(), permuted.tobytes())
+    layers = _LAYERS_CACHE.pop(key, None)
+    if layers is None:
+        h = _embed(tokens, permuted, init_weights(config), config)  # (2, T, d)
+        rows = {"residual_rms": [_rms(h[0])], "token_signal": [_rms(h[0] - h[0].mean(axis=0))],
+                "update_ratio": [math.nan], "logit_std": [math.nan], "logit_max": [math.nan],
+                "attention_entropy": [math.nan]}
+        layers = _Layers([h], rows)
+    _extend(layers, config)
+    _LAYERS_CACHE[key] = layers  # most recently used last
+    while len(_LAYERS_CACHE) > _LAYERS_CACHE_SIZE:
+        del _LAYERS_CACHE[next(iter(_LAYERS_CACHE))]
+    return layers
+
+
+def _extend(layers: _Layers, config: AblationConfig) -> None:
+    weights = init_weights(config)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        for layer in range(len(layers.states) - 1, config.depth):
+            record, before = LayerRecord(), layers.states[-1]
+            h = block(before, weights, layer, config, record) if layers.first_nonfinite is None else before * math.nan
+            if layers.first_nonfinite is None and not np.isfinite(h).all():
+                layers.first_nonfinite = layer + 1
+            _append_layer(layers.rows, h[0], before[0], record)
+            layers.states.append(h)
 
 
 def _append_layer(rows: dict, h: np.ndarray, before: np.ndarray, record: LayerRecord) -> None:

@@ -80,10 +80,12 @@ def test_overflow_is_reported_as_nan_status_never_raised():
     weights = ablation.init_weights(config)
     huge = dataclasses.replace(weights, embeddings=weights.embeddings * 1e150)
     ablation._WEIGHTS_CACHE[(config.seed, config.width)] = huge
+    ablation.clear_cache()  # computed layers belong to the real weights
     try:
         result = run_ablation(config, SENTENCE, SWAPPED)
     finally:
         ablation._WEIGHTS_CACHE[(config.seed, config.width)] = weights
+        ablation.clear_cache()
     assert result.status == "NAN" and result.first_nonfinite_layer is not None
     assert f"layer {result.first_nonfinite_layer}" in result.reason
     assert math.isnan(result.residual_rms[-1]) and math.isnan(result.word_order_sensitivity)
@@ -137,3 +139,19 @@ def test_bad_tokens_are_named():
         run_ablation(AblationConfig(), SENTENCE, SENTENCE[:-1].tolist() + [0])
     with pytest.raises(ValueError, match="'zebra' is not in the lab's vocabulary"):
         tokenize("the zebra")
+
+
+def test_a_shallower_run_after_a_deeper_one_gives_exactly_what_a_fresh_run_gives():
+    # The lab keeps computed layers (depth d is the first d blocks of 24): reuse must not change a single number.
+    from explainer import ablation
+
+    for switches in ({}, {"norm": "none"}, {"residual": False, "positional": "none"}):
+        ablation.clear_cache()
+        fresh = {depth: run(depth, **switches) for depth in (3, 11)}
+        ablation.clear_cache()
+        run(24, **switches)
+        for depth in (11, 3):
+            again = run(depth, **switches)
+            assert again.residual_rms == fresh[depth].residual_rms and again.logit_max == fresh[depth].logit_max
+            assert again.word_order_sensitivity == fresh[depth].word_order_sensitivity
+            assert (again.status, again.reason) == (fresh[depth].status, fresh[depth].reason)
