@@ -4,7 +4,14 @@ import pytest
 
 pytestmark = pytest.mark.browser
 
-PAGES = ["", "lessons/break-the-model/", "lessons/rmsnorm-geometry/", "sandboxes/"]
+# Every page of the navigation (a page left out of the nav fails the strict build, so this is every page).
+PAGES = ["", "lessons/break-the-model/", "lessons/rmsnorm-geometry/", "lessons/rmsnorm-calculus/",
+         "lessons/ablation-experiment/", "sandboxes/"]
+
+
+def test_the_page_list_covers_the_whole_site(built_site):
+    built = sorted(p.parent.relative_to(built_site).as_posix() for p in built_site.rglob("index.html"))
+    assert sorted(path.rstrip("/") or "." for path in PAGES) == built
 
 
 @pytest.mark.parametrize("path", PAGES)
