@@ -109,6 +109,12 @@ def _ticks(scale: str, limits: tuple[float, float], given, widen: bool) -> list[
     return linear_ticks(*limits, cover=(centre - 2 * half, centre + 2 * half) if widen else None)
 
 
+def grid_ticks(limits, step: float) -> list[tuple[float, str]]:
+    """Ticks every `step` inside `limits`, for axes that must share one grid step (squares stay square)."""
+    first, last = math.ceil(limits[0] / step - 1e-9), math.floor(limits[1] / step + 1e-9)
+    return [(k * step, f"{k * step:g}".replace("-", "−")) for k in range(first, last + 1)]
+
+
 def _limits(name: str, limits, scale: str) -> tuple[float, float]:
     low, high = (float(v) for v in limits)
     if not (math.isfinite(low) and math.isfinite(high) and low < high):
@@ -196,6 +202,18 @@ def text(x: float, y: float, content: str, *, color: str = "ink", anchor: str = 
         raise ValueError(f"text anchor must be one of {', '.join(ANCHORS)} (got {anchor!r})")
     return {"type": "text", "x": number(x), "y": number(y), "text": content, "color": _role(color), "anchor": anchor,
             "size": size}
+
+
+def circle(radius: float, *, samples: int = 181, **style) -> dict:
+    """A circle of `radius` about the origin, as a closed line (style as for `line`)."""
+    turn = np.linspace(0, 2 * math.pi, samples)  # (samples,)
+    return line(radius * np.cos(turn), radius * np.sin(turn), **style)
+
+
+def direction(angle_degrees: float) -> np.ndarray:
+    """The unit vector at `angle_degrees` from the x axis, (2,)."""
+    angle = math.radians(angle_degrees)
+    return np.array([math.cos(angle), math.sin(angle)])
 
 
 def region(x, y, *, color: str = "primary", opacity: float = 0.15, label: str = "") -> dict:

@@ -25,17 +25,6 @@ X_HALF_SPAN = (YLIM[1] - YLIM[0]) * PLOT_SHAPE / 2
 XLIM = (X_CENTRE - X_HALF_SPAN, X_CENTRE + X_HALF_SPAN)
 
 
-def _circle(radius: float, samples: int = 181):
-    turn = np.linspace(0, 2 * math.pi, samples)  # (samples,)
-    return radius * np.cos(turn), radius * np.sin(turn)
-
-
-def _grid_ticks(limits, step: int = 2) -> list[tuple[int, str]]:
-    # One grid step on both axes, so the squares of the grid are squares under equal aspect.
-    first, last = math.ceil(limits[0] / step), math.floor(limits[1] / step)
-    return [(k * step, str(k * step).replace("-", "−")) for k in range(first, last + 1)]
-
-
 @sandbox(
     FloatParam("h_length", "Length of h", 0.5, 5, step=0.1, default=5),
     FloatParam("step_angle", "Direction of dh from h (0° = along h, 90° = sideways)", -180, 180, step=1,
@@ -54,9 +43,9 @@ def jacobian_tangent(h_length: float, step_angle: float, eps: float) -> dict:
     tangent = normalised + np.outer([-20, 20], SIDEWAYS)  # (2, 2) ends of the tangent line at N(h), off the plot
     return fig.figure(
         axes=fig.axes(xlim=XLIM, ylim=YLIM, aspect="equal", xlabel="x₁", ylabel="x₂",
-                      xticks=_grid_ticks(XLIM), yticks=_grid_ticks(YLIM)),
+                      xticks=fig.grid_ticks(XLIM, 2), yticks=fig.grid_ticks(YLIM, 2)),
         marks=[
-            fig.line(*_circle(RADIUS), color="muted", width=1.5, dash=True, label="radius √d = √2"),
+            fig.circle(RADIUS, color="muted", width=1.5, dash=True, label="radius √d = √2"),
             fig.line(tangent[:, 0], tangent[:, 1], color="muted", width=1, label="tangent at N(h)"),
             fig.arrow((0, 0), h, color="primary", label="h"),
             fig.arrow(h, h + MAGNIFY * dh, color="secondary", label=f"dh (×{MAGNIFY})"),

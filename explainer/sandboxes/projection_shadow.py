@@ -19,11 +19,6 @@ def _beside(start: np.ndarray, end: np.ndarray, gap: float = 0.45) -> np.ndarray
     return (start + end) / 2 + gap * normal
 
 
-def _direction(angle_degrees: float) -> np.ndarray:
-    angle = math.radians(angle_degrees)
-    return np.array([math.cos(angle), math.sin(angle)])
-
-
 @sandbox(
     FloatParam("u_angle", "Direction of u", 0, 180, step=0.01, default=ESSAY_U_ANGLE, unit="°"),
     FloatParam("v_angle", "Direction of v", -180, 180, step=1, default=0, unit="°"),
@@ -32,8 +27,8 @@ def _direction(angle_degrees: float) -> np.ndarray:
 )
 def projection_shadow(u_angle: float, v_angle: float, v_length: float) -> dict:
     """Split v into v∥ along the unit vector u and v⊥ perpendicular to it."""
-    u = _direction(u_angle)  # (2,) unit length
-    v = v_length * _direction(v_angle)  # (2,)
+    u = fig.direction(u_angle)  # (2,) unit length
+    v = v_length * fig.direction(v_angle)  # (2,)
     parallel, perpendicular = projection(v, u)
     along = 2 * LIMIT * u  # the line through u, drawn across the whole plot
     return fig.figure(

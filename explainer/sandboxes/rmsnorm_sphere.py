@@ -20,22 +20,6 @@ SEPARATE = 0.3  # N(h) gets a label of its own only this far from N(c·h); close
 LABEL_GAP = 0.6  # how far beside a point on the circle its label sits
 
 
-def _direction(angle_degrees: float) -> np.ndarray:
-    angle = math.radians(angle_degrees)
-    return np.array([math.cos(angle), math.sin(angle)])
-
-
-def _circle(radius: float, samples: int = 181):
-    turn = np.linspace(0, 2 * math.pi, samples)  # (samples,)
-    return radius * np.cos(turn), radius * np.sin(turn)
-
-
-def _grid_ticks(limits, step: int = 2) -> list[tuple[int, str]]:
-    # One grid step on both axes, so the squares of the grid are squares under equal aspect.
-    first, last = math.ceil(limits[0] / step), math.floor(limits[1] / step)
-    return [(k * step, str(k * step).replace("-", "−")) for k in range(first, last + 1)]
-
-
 def _clipped(v: np.ndarray) -> tuple[np.ndarray, list[dict]]:
     length = float(np.linalg.norm(v))
     if length <= REACH:
@@ -66,17 +50,17 @@ def _status(moved: float) -> dict:
 )
 def rmsnorm_sphere(h_angle: float, h_length: float, scale: float, eps: float) -> dict:
     """Scale h by c and normalise: with ε = 0, N(c·h) lands on the circle of radius √d exactly where N(h) does."""
-    h = h_length * _direction(h_angle)  # (2,)
+    h = h_length * fig.direction(h_angle)  # (2,)
     scaled = scale * h  # (2,)
     normalised, scaled_normalised = rmsnorm(h, eps=eps), rmsnorm(scaled, eps=eps)  # (2,), (2,)
     drawn, notes = _clipped(scaled)
-    side = _direction(h_angle + 90)  # (2,) labels on the circle sit beside the ray of h, not on it
+    side = fig.direction(h_angle + 90)  # (2,) labels on the circle sit beside the ray of h, not on it
     moved = float(np.linalg.norm(scaled_normalised - normalised))
     return fig.figure(
         axes=fig.axes(xlim=XLIM, ylim=YLIM, aspect="equal", xlabel="x₁", ylabel="x₂",
-                      xticks=_grid_ticks(XLIM), yticks=_grid_ticks(YLIM)),
+                      xticks=fig.grid_ticks(XLIM, 2), yticks=fig.grid_ticks(YLIM, 2)),
         marks=[
-            fig.line(*_circle(RADIUS), color="muted", width=1.5, dash=True, label="radius √d = √2"),
+            fig.circle(RADIUS, color="muted", width=1.5, dash=True, label="radius √d = √2"),
             fig.arrow((0, 0), drawn, color="muted", width=6, label="c·h"),
             fig.arrow((0, 0), h, color="primary", label="h"),
             fig.point(*scaled_normalised, color="secondary", size=7),

@@ -57,3 +57,11 @@ def test_validate_figure_refuses_unknown_marks():
     description = fig.figure(axes=fig.axes(xlim=(0, 1), ylim=(0, 1)), marks=[{"type": "pie", "color": "ink"}])
     with pytest.raises(ValueError, match="mark 0: type must be one of"):
         fig.validate_figure(description)
+
+
+def test_shape_helpers_the_geometry_sandboxes_share():
+    ring = fig.circle(2.0, samples=5, color="muted", dash=True)
+    assert ring["type"] == "line" and ring["dash"] and ring["x"][0] == ring["x"][-1] == 2.0
+    assert all(math.isclose(math.hypot(x, y), 2.0, abs_tol=1e-5) for x, y in zip(ring["x"], ring["y"]))
+    assert fig.grid_ticks((-2.6, 6.4), 2) == [(-2, "−2"), (0, "0"), (2, "2"), (4, "4"), (6, "6")]
+    assert [round(v, 12) for v in fig.direction(90)] == [0.0, 1.0]
