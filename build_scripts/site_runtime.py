@@ -13,10 +13,10 @@ import dataclasses
 import json
 import os
 import shutil
-import tempfile
 from pathlib import Path
 
 from build_scripts import pyodide_runtime
+from build_scripts._files import write_atomic
 from build_scripts.wheel import build_wheel
 
 BROWSER_DIR = Path(__file__).resolve().parent / "browser"
@@ -27,13 +27,6 @@ PAGE_SCRIPTS = ("render.js", "protocol.js", "sandbox.js", "quiz.js")
 PAGE_STYLES = ("sandbox.css", "quiz.css")
 PACKAGES = ("numpy",)  # what the worker loads from the Pyodide distribution before our wheel
 BOOT_TIMEOUT_MS = 60_000
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, encoding="utf-8") as file:
-        file.write(text)
-    os.replace(file.name, path)
 
 
 def link_or_copy(source, target) -> None:
@@ -64,7 +57,7 @@ def wheel_entry(wheel_path: Path) -> pyodide_runtime.WheelEntry:
         if fields["sha256"] == sha256:
             return pyodide_runtime.WheelEntry(**{k: tuple(v) if isinstance(v, list) else v for k, v in fields.items()})
     entry = pyodide_runtime.describe_wheel(wheel_path)
-    _write_atomic(saved, json.dumps(dataclasses.asdict(entry), indent=1) + "\n")
+    write_atomic(saved, json.dumps(dataclasses.asdict(entry), indent=1) + "\n")
     return entry
 
 
@@ -98,5 +91,5 @@ def write_site_runtime(site_dir: Path, *, self_host: bool, runtime_dir: Path = p
     if self_host:
         copy_runtime(site_dir, runtime_dir)
     manifest = runtime_manifest(wheel, wheel_url, self_host)
-    _write_atomic(site_dir / ASSET_DIR / "runtime.json", json.dumps(manifest, indent=2) + "\n")
+    write_atomic(site_dir / ASSET_DIR / "runtime.json", json.dumps(manifest, indent=2) + "\n")
     return manifest

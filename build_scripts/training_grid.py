@@ -15,12 +15,13 @@ import functools
 import hashlib
 import json
 import os
-import tempfile
 import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 from pathlib import Path
+
+from build_scripts._files import files_digest, write_atomic
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CACHE_DIR = PROJECT_ROOT / ".cache" / "training"
@@ -32,10 +33,7 @@ CODE_FILES = ("explainer/layers.py", "explainer/training.py", "explainer/tasks.p
 @functools.cache
 def code_digest() -> str:
     """A hash of the training code (CODE_FILES)."""
-    digest = hashlib.sha256()
-    for name in CODE_FILES:
-        digest.update(name.encode() + b"\0" + (PROJECT_ROOT / name).read_bytes())
-    return digest.hexdigest()
+    return files_digest((PROJECT_ROOT / name for name in CODE_FILES), PROJECT_ROOT)
 
 
 def run_key(config) -> str:
@@ -57,12 +55,6 @@ def _train_one(name: tuple[str, int], config) -> dict:
     result = run_experiment(config)
     return {"ablation": name[0], "depth": name[1], "config": dataclasses.asdict(config),
             "seconds": time.perf_counter() - start, **result}
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    with tempfile.NamedTemporaryFile("w", dir=path.parent, prefix=f".{path.name}.", delete=False) as file:
-        file.write(text)
-    os.replace(file.name, path)
 
 
 @contextlib.contextmanager
@@ -97,7 +89,7 @@ def _train_missing(missing: dict, cache_dir: Path, workers: int, progress: Calla
         results = pool.map(_train_one, order, [missing[name] for name in order])
     with pool:
         for name, result in zip(order, results):
-            _write_atomic(result_path(cache_dir, name, missing[name]), json.dumps(result, indent=1) + "\n")
+            write_atomic(result_path(cache_dir, name, missing[name]), json.dumps(result, indent=1) + "\n")
             if progress:
                 progress(f"trained {name[0]}, depth {name[1]} in {result['seconds']:.1f} s: "
                          f"val loss {result['val_loss']:.3f}, generated accuracy {result['generated_accuracy']:.2f}")

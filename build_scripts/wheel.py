@@ -1,21 +1,18 @@
 """The explainer wheel the reader's browser installs, built at site build and cached by the hash of its sources."""
 
-import hashlib
 import shutil
 import tempfile
 from pathlib import Path
+
+from build_scripts._files import files_digest
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_WHEEL_DIR = PROJECT_ROOT / "build" / "wheel"
 
 
 def source_digest(root: Path = PROJECT_ROOT) -> str:
-    """sha256 over the files that make up the wheel (explainer's sources and pyproject.toml), in a stable order."""
-    digest = hashlib.sha256()
-    files = sorted(p for p in (root / "explainer").rglob("*.py")) + [root / "pyproject.toml"]
-    for path in files:
-        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()
+    """sha256 over the files that make up the wheel (explainer's sources and pyproject.toml)."""
+    return files_digest([*(root / "explainer").rglob("*.py"), root / "pyproject.toml"], root)
 
 
 def build_wheel(out_dir: Path = DEFAULT_WHEEL_DIR, root: Path = PROJECT_ROOT) -> Path:

@@ -13,13 +13,14 @@ import inspect
 import json
 import os
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
+
+from build_scripts._files import files_digest, write_atomic
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent.parent
 DEFAULT_CACHE_DIR = PROJECT_ROOT / ".cache" / "figures"
@@ -42,22 +43,19 @@ def _digest(*parts: bytes) -> str:
     return digest.hexdigest()
 
 
-def _files(paths: Iterable[Path]) -> bytes:
-    return b"".join(p.relative_to(PROJECT_ROOT).as_posix().encode() + b"\0" + p.read_bytes() for p in sorted(paths))
-
-
 @functools.cache
 def kernel_digest() -> str:
     """The explainer package's code, sandboxes aside: a change to any kernel may change any figure."""
     explainer = PROJECT_ROOT / "explainer"
-    return _digest(_files(p for p in explainer.rglob("*.py") if "sandboxes" not in p.relative_to(explainer).parts))
+    return files_digest((p for p in explainer.rglob("*.py") if "sandboxes" not in p.relative_to(explainer).parts),
+                        PROJECT_ROOT)
 
 
 @functools.cache
 def theme_digest(with_description_renderer: bool) -> str:
     """The palette and theme module (and, for sandbox views, the description renderer)."""
     names = THEME_FILES + ((DESCRIPTION_RENDERER,) if with_description_renderer else ())
-    return _digest(_files(PROJECT_ROOT / name for name in names))
+    return files_digest((PROJECT_ROOT / name for name in names), PROJECT_ROOT)
 
 
 @dataclass(frozen=True)
@@ -135,17 +133,11 @@ def illustration_jobs(name: str, used_at: str = "") -> list[FigureJob]:
 # ---- rendering what is missing -----------------------------------------------------------------------------------
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
-    with tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.name}.", delete=False) as file:
-        file.write(data)
-    os.replace(file.name, path)
-
-
 def _render_one(job: FigureJob, cache_dir: str) -> tuple[str, float, str | None]:
     """Render a job into the cache (runs in a worker process); returns (file, seconds, error or None)."""
     start = time.perf_counter()
     try:
-        _write_atomic(Path(cache_dir) / job.file_name, job.render())
+        write_atomic(Path(cache_dir) / job.file_name, job.render())
     except Exception as error:  # reported by the parent, naming the figure and the pages that use it
         return job.file_name, time.perf_counter() - start, f"{type(error).__name__}: {error}"
     return job.file_name, time.perf_counter() - start, None
@@ -213,7 +205,7 @@ def _update_manifest(cache_dir: Path, jobs: list[FigureJob]) -> None:
     for job in jobs:
         manifest[job.file_name] = {"kind": job.kind, "name": job.name, "scheme": job.scheme, "key": job.key,
                                    "params": dict(job.params), "height": job.height}
-    _write_atomic(path, (json.dumps(manifest, indent=1, sort_keys=True) + "\n").encode())
+    write_atomic(path, (json.dumps(manifest, indent=1, sort_keys=True) + "\n").encode())
 
 
 def all_default_jobs() -> list[FigureJob]:

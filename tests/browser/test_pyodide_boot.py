@@ -6,7 +6,6 @@ served on 127.0.0.1; the `browser` fixture's guard aborts and records any reques
 
 import json
 import shutil
-from pathlib import Path
 from urllib.parse import quote
 
 import pytest

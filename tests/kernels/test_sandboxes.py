@@ -8,7 +8,7 @@ import time
 import pytest
 
 from explainer.figure import validate_figure
-from explainer.sandbox import Choice, FloatParam, IntParam, ParameterError, Toggle, registry
+from explainer.sandbox import Choice, IntParam, ParameterError, Toggle, registry
 
 LESSON_SANDBOXES = ("tangent_zoom", "rmsnorm_sphere", "attention_scale", "recurrence", "perpendicular_length",
                     "jacobian_tangent")
