@@ -99,3 +99,27 @@ def markdown_error(convert, text: str, path: str = "docs/page.md"):
     finally:
         SOURCE_PATH.reset(token)
     return caught.value
+
+
+def elements_by_page(site: Path, tag: str, css_class: str, attribute: str) -> dict[str, list[str]]:
+    """For each page of a built site that has <tag class="… css_class …"> elements: its path from the site root
+    ("" for the home page, else ending in "/") and each element's `attribute`, in page order."""
+    from html.parser import HTMLParser
+
+    class Finder(HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.found = []
+
+        def handle_starttag(self, name, attrs):
+            attrs = dict(attrs)
+            if name == tag and css_class in (attrs.get("class") or "").split():
+                self.found.append(attrs[attribute])
+
+    pages = {}
+    for html in sorted(site.rglob("index.html")):
+        finder = Finder()
+        finder.feed(html.read_text())
+        if finder.found:
+            pages[html.parent.relative_to(site).as_posix().removesuffix(".") + "/"] = finder.found
+    return pages

@@ -2,35 +2,19 @@
 the selection survives leaving the page and coming back (instant navigation and reload)."""
 
 import re
-from html.parser import HTMLParser
 
 import pytest
+
+from support import elements_by_page
 
 pytestmark = pytest.mark.browser
 
 WRONG = "Not quite — read the notes under your choices."
 
 
-class QuizFinder(HTMLParser):
-    def __init__(self):
-        super().__init__()
-        self.types = []
-
-    def handle_starttag(self, tag, attrs):
-        attrs = dict(attrs)
-        if tag == "form" and "quiz" in (attrs.get("class") or "").split():
-            self.types.append(attrs["data-quiz-type"])
-
-
 def pages_with_quizzes(built_site) -> dict[str, list[str]]:
     """Each page that has quizzes (its path from the site root) with the type of each quiz, in page order."""
-    pages = {}
-    for html in sorted(built_site.rglob("index.html")):
-        finder = QuizFinder()
-        finder.feed(html.read_text())
-        if finder.types:
-            pages[html.parent.relative_to(built_site).as_posix().removesuffix(".") + "/"] = finder.types
-    return pages
+    return elements_by_page(built_site, "form", "quiz", "data-quiz-type")
 
 
 @pytest.fixture(scope="module", params=["single", "multiple"])

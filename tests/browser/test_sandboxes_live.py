@@ -5,9 +5,10 @@ nothing is faked: the worker boots Pyodide, loads numpy from the Pyodide lock an
 """
 
 import re
-from html.parser import HTMLParser
 
 import pytest
+
+from support import elements_by_page
 
 pytestmark = pytest.mark.browser
 
@@ -16,25 +17,9 @@ UPDATE_TIMEOUT_MS = 15_000
 PYODIDE_FILES = re.compile(r"/assets/pyodide/|/assets/explainer/(worker\.js|runtime\.json|wheels/)")
 
 
-class SandboxFinder(HTMLParser):
-    def __init__(self):
-        super().__init__()
-        self.ids = []
-
-    def handle_starttag(self, tag, attrs):
-        attrs = dict(attrs)
-        if tag == "figure" and "sandbox" in (attrs.get("class") or "").split():
-            self.ids.append(attrs["id"])
-
-
 def pages_with_sandboxes(built_site) -> dict[str, list[str]]:
-    pages = {}
-    for html in sorted(built_site.rglob("index.html")):
-        finder = SandboxFinder()
-        finder.feed(html.read_text())
-        if finder.ids:
-            pages[html.parent.relative_to(built_site).as_posix().removesuffix(".") + "/"] = finder.ids
-    return pages
+    """Each page that has sandboxes (its path from the site root) with each sandbox's element id, in page order."""
+    return elements_by_page(built_site, "figure", "sandbox", "id")
 
 
 def record_requests(page) -> list[str]:

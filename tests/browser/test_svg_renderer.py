@@ -1,17 +1,18 @@
 """The SVG renderer (build_scripts/browser/render.js) draws figure descriptions where figure.py's layout rule says.
 
 Descriptions are built with explainer.figure's own helpers, rendered by render.js in a tiny page served from a
-temporary folder, and every expected pixel position is computed here, in Python, from figure.py's FIGURE_WIDTH and
-MARGINS, so a drift between the two sides fails a test.
+temporary folder, and every expected pixel position comes from the static renderer's own layout
+(build_scripts/figures/description.py plot_area, built on figure.py's FIGURE_WIDTH and MARGINS), so a drift between
+the two renderers fails a test.
 """
 
 import json
-import math
 import re
 import shutil
 
 import pytest
 
+from build_scripts.figures.description import plot_area  # the layout rule as the static renderer applies it
 from explainer import figure as fig
 from support import PROJECT_ROOT, StaticSiteServer
 
@@ -26,38 +27,6 @@ PAGE = """<!doctype html>
 <body><div id="out"></div><div id="more"></div><script src="render.js"></script></body>
 </html>
 """
-
-
-# ---- the layout rule, written again in Python ------------------------------------------------------------------
-
-
-def plot_area(height: int = fig.DEFAULT_HEIGHT) -> dict:
-    """The plot rectangle: the drawing box minus figure.py's margins."""
-    return {"left": fig.MARGINS["left"], "right": fig.FIGURE_WIDTH - fig.MARGINS["right"],
-            "top": fig.MARGINS["top"], "bottom": height - fig.MARGINS["bottom"]}
-
-
-def pixel_scales(axes: dict, height: int = fig.DEFAULT_HEIGHT):
-    """(x, y): data → SVG pixel maps for these axes, equal aspect widening the shorter range about its centre."""
-    plot = plot_area(height)
-    width, tall = plot["right"] - plot["left"], plot["bottom"] - plot["top"]
-    xlim, ylim = list(axes["xlim"]), list(axes["ylim"])
-    if axes["aspect"] == "equal":
-        x_per_unit, y_per_unit = width / (xlim[1] - xlim[0]), tall / (ylim[1] - ylim[0])
-        if x_per_unit > y_per_unit:
-            centre, span = sum(xlim) / 2, width / y_per_unit
-            xlim = [centre - span / 2, centre + span / 2]
-        elif y_per_unit > x_per_unit:
-            centre, span = sum(ylim) / 2, tall / x_per_unit
-            ylim = [centre - span / 2, centre + span / 2]
-
-    def scale(kind, limits, start, end):
-        transform = math.log10 if kind == "log" else (lambda v: v)
-        low, high = transform(limits[0]), transform(limits[1])
-        return lambda value: start + (transform(value) - low) / (high - low) * (end - start)
-
-    return (scale(axes["xscale"], xlim, plot["left"], plot["right"]),
-            scale(axes["yscale"], ylim, plot["bottom"], plot["top"]))
 
 
 # ---- the page ----------------------------------------------------------------------------------------------------
@@ -140,14 +109,14 @@ def test_points_land_at_the_pixels_the_margins_and_limits_give(page, browser, he
     svg = attributes(page, "#out svg")[0]
     assert svg["viewBox"] == f"0 0 {fig.FIGURE_WIDTH} {height}"
     assert svg["role"] == "img"
-    to_x, to_y = pixel_scales(axes, height)
+    plot = plot_area(axes, height)
+    to_x, to_y = plot.x, plot.y
     circles = attributes(page, "#out g[data-mark=point] circle")
     assert len(circles) == len(spots)
     for (x, y), circle in zip(spots, circles):
         assert close(circle["cx"], to_x(x)) and close(circle["cy"], to_y(y)), (x, y, circle)
-    plot = plot_area(height)
-    assert close(circles[1]["cx"], plot["left"]) and close(circles[1]["cy"], plot["bottom"])
-    assert close(circles[2]["cx"], plot["right"]) and close(circles[2]["cy"], plot["top"])
+    assert close(circles[1]["cx"], plot.left) and close(circles[1]["cy"], plot.bottom)
+    assert close(circles[2]["cx"], plot.right) and close(circles[2]["cy"], plot.top)
     browser.assert_clean()
 
 
@@ -159,10 +128,10 @@ def test_log_axes_place_decades_evenly_and_skip_values_that_are_not_positive(pag
         fig.bars([10, 100, 300], [1, -5, float("nan")], width=2),  # only the first bar has a height to draw
     ]
     draw(page, fig.figure(axes=axes, marks=marks))
-    to_x, to_y = pixel_scales(axes)
-    plot = plot_area()
+    plot = plot_area(axes, fig.DEFAULT_HEIGHT)
+    to_x, to_y = plot.x, plot.y
     circle = attributes(page, "#out g[data-mark=point] circle")[0]
-    assert close(circle["cx"], plot["left"] + (plot["right"] - plot["left"]) / 3)
+    assert close(circle["cx"], plot.left + (plot.right - plot.left) / 3)
     assert close(circle["cy"], to_y(1)) and close(circle["cx"], to_x(10))
 
     runs = path_points(attributes(page, "#out g[data-mark=line] path")[0]["d"])
@@ -174,7 +143,7 @@ def test_log_axes_place_decades_evenly_and_skip_values_that_are_not_positive(pag
     bar = bars[0]
     assert close(bar["x"], to_x(9)) and close(float(bar["x"]) + float(bar["width"]), to_x(11))
     assert close(bar["y"], to_y(1)), "on a log scale a bar rises from the bottom of the plot"
-    assert close(float(bar["y"]) + float(bar["height"]), plot["bottom"])
+    assert close(float(bar["y"]) + float(bar["height"]), plot.bottom)
     labels = [t["text"] for t in attributes(page, "#out text[data-axis=x]")]
     assert labels == [tick["label"] for tick in axes["xticks"]] == ["1", "10", "100", "1000"]
     browser.assert_clean()
@@ -188,10 +157,10 @@ def test_equal_aspect_gives_one_data_unit_the_same_pixels_on_both_axes(page, bro
     unit_x = float(right["cx"]) - float(centre["cx"])
     unit_y = float(centre["cy"]) - float(up["cy"])
     assert unit_x > 0 and close(unit_x, unit_y, 0.03)
-    to_x, to_y = pixel_scales(axes)
+    plot = plot_area(axes, fig.DEFAULT_HEIGHT)
+    to_x, to_y = plot.x, plot.y
     assert close(centre["cx"], to_x(0)) and close(centre["cy"], to_y(0))
-    plot = plot_area()
-    assert close(centre["cx"], (plot["left"] + plot["right"]) / 2), "the widened range stays centred"
+    assert close(centre["cx"], (plot.left + plot.right) / 2), "the widened range stays centred"
     browser.assert_clean()
 
 
@@ -209,7 +178,8 @@ def test_every_mark_type_is_drawn_with_its_colour_role(page, browser):
     groups = attributes(page, "#out g[data-mark]")
     assert [g["data-mark"] for g in groups] == ["region", "line", "arrow", "point", "bars", "text"]
     assert [g["class"] for g in groups] == [f"explainer-color-{m['color']}" for m in marks]
-    to_x, to_y = pixel_scales(axes)
+    plot = plot_area(axes, fig.DEFAULT_HEIGHT)
+    to_x, to_y = plot.x, plot.y
 
     polygon = attributes(page, "#out g[data-mark=region] polygon")[0]
     corners = [tuple(map(float, corner.split(","))) for corner in polygon["points"].split()]
@@ -265,7 +235,8 @@ def test_ticks_grid_axis_labels_and_title(page, browser):
     axes = fig.axes(xlim=(0, 1), ylim=(-2, 2), xlabel="angle", ylabel="length", title="Projection",
                     yticks=[(-2, "−2"), (0, "zero"), (2, "2"), (5, "outside")])
     draw(page, fig.figure(axes=axes, marks=[]))
-    to_x, to_y = pixel_scales(axes)
+    plot = plot_area(axes, fig.DEFAULT_HEIGHT)
+    to_x, to_y = plot.x, plot.y
     x_labels = attributes(page, "#out text[data-axis=x]")
     assert [t["text"] for t in x_labels] == [tick["label"] for tick in axes["xticks"]]
     assert all(close(t["x"], to_x(float(t["data-value"]))) for t in x_labels)
@@ -298,11 +269,11 @@ def test_the_legend_lists_labelled_lines_bars_and_regions_top_right_inside_the_p
     assert [e["class"] for e in entries] == ["explainer-color-primary", "explainer-color-secondary",
                                              "explainer-color-accent"]
     box = attributes(page, "#out [data-legend] rect.explainer-legend-box")[0]
-    plot = plot_area()
+    plot = plot_area(axes, fig.DEFAULT_HEIGHT)
     left, top = float(box["x"]), float(box["y"])
     right = left + float(box["width"])
-    assert plot["top"] <= top < plot["top"] + 20 and plot["right"] - 20 < right <= plot["right"]
-    assert left > (plot["left"] + plot["right"]) / 2
+    assert plot.top <= top < plot.top + 20 and plot.right - 20 < right <= plot.right
+    assert left > (plot.left + plot.right) / 2
     browser.assert_clean()
 
 
@@ -312,10 +283,10 @@ def test_marks_are_clipped_to_the_plot_area_with_ids_unique_on_the_page(page, br
     draw(page, description, height=300, into="more")
     clips = attributes(page, "svg clipPath")
     assert len(clips) == 2 and clips[0]["id"] != clips[1]["id"]
-    plot = plot_area(300)
+    plot = plot_area(description["axes"], 300)
     rect = attributes(page, f"#out clipPath#{clips[0]['id']} rect")[0]
     assert [float(rect[k]) for k in ("x", "y", "width", "height")] == [
-        plot["left"], plot["top"], plot["right"] - plot["left"], plot["bottom"] - plot["top"]]
+        plot.left, plot.top, plot.right - plot.left, plot.bottom - plot.top]
     layer = attributes(page, "#out .explainer-marks")[0]
     assert layer["clip-path"] == f"url(#{clips[0]['id']})"
     browser.assert_clean()
