@@ -19,7 +19,7 @@ PYTEST_ARGS ?=
 # Markdown extensions and plain scripts, so moving to its successor, Zensical, is a change of build command.
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: help setup serve build test bench chromium clean distclean
+.PHONY: help setup serve build test test-stress bench chromium clean distclean
 
 help:  ## List the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 12
@@ -34,6 +34,16 @@ build: setup  ## Build the static site into site/ (what a static host serves).
 
 test: setup chromium  ## Install what the tests need (Chromium too), then run the whole suite.
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+# The browser suite STRESS_RUNS times in a row with every core kept busy by the tests' own bounded load
+# (tests/cpu_load.py): the suite must not depend on an idle machine. Stops at the first failing run.
+STRESS_RUNS ?= 5
+test-stress: setup chromium  ## Run the browser tests 5 times in a row with both cores busy; all must pass.
+	@cores=$$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2); \
+	for run in $$(seq 1 $(STRESS_RUNS)); do \
+	  echo "== stress run $$run of $(STRESS_RUNS) ($$cores busy processes)"; \
+	  $(PY) -m pytest tests/browser -q --cpu-load=$$cores $(PYTEST_ARGS) || exit 1; \
+	done; echo "== $(STRESS_RUNS) of $(STRESS_RUNS) stress runs passed"
 
 bench: setup  ## Run the benchmarks and print a table of ratios.
 	$(PY) -m benchmarks

@@ -1,10 +1,29 @@
 """Fixtures shared by every test folder: the project's paths and one real build of the site, served on 127.0.0.1."""
 
+import os
 from pathlib import Path
 
 import pytest
 
+from cpu_load import CpuLoad
 from support import PROJECT_ROOT, StaticSiteServer, run_mkdocs_build
+
+
+def pytest_addoption(parser):
+    parser.addoption("--cpu-load", type=int, default=0, metavar="N",
+                     help="keep N busy processes running for the whole session (make test-stress: one per core)")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def cpu_load(request):
+    """With --cpu-load N, N processes spin until the session ends: the tests must pass on a busy machine too."""
+    processes = request.config.getoption("--cpu-load")
+    if processes <= 0:
+        yield None
+        return
+    load = CpuLoad(min(processes, 4 * (os.cpu_count() or 1)))
+    yield load
+    load.stop()
 
 
 @pytest.fixture(scope="session")

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from explainer import figure as fig
+from build_scripts._files import write_atomic
 from build_scripts.markdown.sandbox import Placement, sandbox_html
 from explainer.sandbox import Choice, FloatParam, IntParam, Sandbox, Toggle
 from support import PROJECT_ROOT, StaticSiteServer
@@ -76,6 +77,10 @@ async function boot(id, fake) {
 
 async function render(id, {params}, fake) {
   await sleep(fake.render_ms);
+  while (fake.hold_renders) {  // a gate the test opens: how long a render takes is then up to the test, not the clock
+    await sleep(20);
+    fake = await settings();
+  }
   const angle = params.u_angle;
   if (typeof angle !== "number") {
     postMessage(P.failure(id, {kind: "parameter", parameter: "u_angle",
@@ -105,7 +110,7 @@ self.onmessage = async ({data}) => {
 """
 
 DEFAULT_FAKE = {"stage_ms": 20, "render_ms": 0, "boot_fail": None, "boot_hang": False, "error_at": 1000,
-                "parameter_error_at": 1000}
+                "parameter_error_at": 1000, "hold_renders": False}
 
 PAGE = """<!doctype html>
 <html lang="en">
@@ -181,14 +186,20 @@ class Site:
         return self.root / ASSETS
 
     def fake(self, **settings) -> None:
-        """Tell the fake worker how to behave from its next message on."""
-        (self.assets / "fake-config.json").write_text(json.dumps({**DEFAULT_FAKE, **settings}), encoding="utf-8")
+        """Tell the fake worker how to behave from its next message on.
+
+        Written to a temporary file and renamed: the fake fetches this file at every message, and the threaded server
+        may be reading it while a test changes it; an in-place rewrite can be served empty or cut short (content
+        length taken before the truncation), which the fake then fails to parse as JSON.
+        """
+        write_atomic(self.assets / "fake-config.json", json.dumps({**DEFAULT_FAKE, **settings}))
 
     def manifest(self, timeout_ms: int = 5000) -> None:
+        """Write runtime.json (atomically: the page may be fetching it)."""
         manifest = {"pyodide": {"version": "0.27.7", "indexURL": "../pyodide/0.27.7"}, "packages": ["numpy"],
                     "wheel": {"url": "wheels/explainer-0.1.0-py3-none-any.whl", "sha256": "00",
                               "integrity": "sha256-AA=="}, "timeout_ms": timeout_ms}
-        (self.assets / "runtime.json").write_text(json.dumps(manifest), encoding="utf-8")
+        write_atomic(self.assets / "runtime.json", json.dumps(manifest))
 
     def page(self, name: str, body: str, head_script: str = "") -> str:
         """Write a page (and a stand-in for each static figure it shows) and return its URL."""
@@ -252,6 +263,15 @@ def fake_log(page, op: str | None = None) -> list[dict]:
 
 def point_x(page, selector: str = FIRST) -> float:
     return float(page.locator(f"{selector} svg g[data-mark=point]").get_attribute("data-x"))
+
+
+def wait_until(condition, page, message: str, timeout_ms: int = TIMEOUT) -> None:
+    """Poll a Python-side condition (e.g. Playwright's list of workers, updated by events) until it holds."""
+    for _ in range(timeout_ms // 25):
+        if condition():
+            return
+        page.wait_for_timeout(25)  # lets Playwright process the events that update what `condition` reads
+    assert condition(), message
 
 
 def go_live(page, url: str, selector: str = FIRST) -> None:
@@ -379,7 +399,7 @@ def test_each_control_updates_its_output_and_sends_its_value_with_the_right_type
 def test_latest_wins_a_dragged_slider_sends_at_most_a_few_renders_and_ends_on_the_last_value(browser, site):
     page = browser.page
     go_live(page, site.page("one.html", container_html()))
-    site.fake(render_ms=1200)
+    site.fake(hold_renders=True)  # the first render stays in flight until every key has been pressed
     before = len(fake_log(page, "render"))
     renders_before = int(page.locator(FIRST).get_attribute("data-renders"))
     slider = page.locator(f"{FIRST}-u_angle")
@@ -387,10 +407,13 @@ def test_latest_wins_a_dragged_slider_sends_at_most_a_few_renders_and_ends_on_th
     for _ in range(20):
         slider.press("ArrowRight")
     assert page.locator(f"{FIRST} output[for$=u_angle]").inner_text() == "73°", "outputs follow every input at once"
+    page.wait_for_function("() => window.fakeLog.some((e) => e.op === 'render' && e.args.params.u_angle === 54)",
+                           timeout=TIMEOUT)
+    site.fake()
     page.wait_for_function(f"() => document.querySelector('{FIRST} g[data-mark=point]').dataset.x === '73'",
                            timeout=TIMEOUT)
     sent = [entry["args"]["params"]["u_angle"] for entry in fake_log(page, "render")[before:]]
-    assert 2 <= len(sent) <= 3 and sent[0] == 54 and sent[-1] == 73, sent
+    assert sent == [54, 73], sent
     assert int(page.locator(FIRST).get_attribute("data-renders")) == renders_before + len(sent)
     assert page.locator(FIRST).get_attribute("data-state") == "live"
     browser.assert_clean()
@@ -465,9 +488,7 @@ def test_a_boot_past_the_manifest_timeout_stops_the_worker_and_retry_recovers(br
     wait_state(page, FIRST, "error")
     status = page.locator(f"{FIRST} .sandbox__status").inner_text()
     assert "took longer than 1 s" in status, status
-    page.wait_for_function("() => true")  # let the worker's close event reach Playwright
-    page.wait_for_timeout(100)
-    assert page.workers == [], "a timed-out worker is terminated"
+    wait_until(lambda: page.workers == [], page, "a timed-out worker is terminated")
 
     site.fake()
     page.get_by_role("button", name="Retry").click()

@@ -1,0 +1,31 @@
+"""A bounded CPU load for `make test-stress`: busy processes that keep every core occupied while the tests run.
+
+CI machines are often busy; a suite that passes only on an idle machine is a flaky suite. Each load process spins
+for at most `limit_seconds` (so a crashed test session can never leave them running for long) and is terminated when
+the session ends.
+"""
+
+import multiprocessing
+import time
+
+
+def _spin(limit_seconds: float) -> None:
+    deadline = time.monotonic() + limit_seconds
+    while time.monotonic() < deadline:
+        sum(i * i for i in range(10_000))
+
+
+class CpuLoad:
+    """`processes` busy loops, started now and stopped by `stop()` (or after `limit_seconds`, whichever is first)."""
+
+    def __init__(self, processes: int, limit_seconds: float = 1800):
+        context = multiprocessing.get_context("spawn")
+        self.workers = [context.Process(target=_spin, args=(limit_seconds,), daemon=True) for _ in range(processes)]
+        for worker in self.workers:
+            worker.start()
+
+    def stop(self) -> None:
+        for worker in self.workers:
+            worker.terminate()
+        for worker in self.workers:
+            worker.join(timeout=10)
