@@ -23,7 +23,7 @@ BROWSER_DIR = Path(__file__).resolve().parent / "browser"
 ASSET_DIR = "assets/explainer"  # site-relative
 PYODIDE_SITE_DIR = f"assets/pyodide/{pyodide_runtime.PYODIDE_VERSION}"
 # Scripts every page loads, in order (small; they fetch nothing until a page has a sandbox).
-PAGE_SCRIPTS = ("render.js", "protocol.js", "sandbox.js", "quiz.js")
+PAGE_SCRIPTS = ("render.js", "protocol.js", "runtime.js", "sandbox.js", "quiz.js")
 PAGE_STYLES = ("sandbox.css", "quiz.css")
 PACKAGES = ("numpy",)  # what the worker loads from the Pyodide distribution before our wheel
 BOOT_TIMEOUT_MS = 60_000

@@ -140,6 +140,7 @@ PAGE = """<!doctype html>
 <main>%(body)s</main>
 <script src="%(assets)s/render.js"></script>
 <script src="%(assets)s/protocol.js"></script>
+<script src="%(assets)s/runtime.js"></script>
 <script src="%(assets)s/sandbox.js"></script>
 </body>
 </html>
@@ -215,7 +216,7 @@ class Site:
 def site(tmp_path):
     root = tmp_path / "site"
     (root / ASSETS).mkdir(parents=True)
-    for name in ("sandbox.js", "render.js", "protocol.js", "sandbox.css"):
+    for name in ("runtime.js", "sandbox.js", "render.js", "protocol.js", "sandbox.css"):
         shutil.copy2(BROWSER_DIR / name, root / ASSETS / name)
     (root / ASSETS / "worker.js").write_text(FAKE_WORKER % {"figure": json.dumps(FIGURE)}, encoding="utf-8")
     server = StaticSiteServer(root)

@@ -36,7 +36,7 @@ def test_by_default_the_runtime_comes_from_the_official_cdn_and_the_site_holds_n
     wheel = site / "assets/explainer" / manifest["wheel"]["url"]
     assert wheel.is_file() and manifest["wheel"]["sha256"][:16] in manifest["wheel"]["url"]
     page = (site / "lessons/break-the-model/index.html").read_text()
-    for script in ("render.js", "protocol.js", "sandbox.js"):
+    for script in ("render.js", "protocol.js", "runtime.js", "sandbox.js"):
         assert f"assets/explainer/{script}" in page
 
 
