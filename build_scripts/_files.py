@@ -1,11 +1,15 @@
-"""Two file chores every build cache here shares: hashing the sources an output depends on, and writing an output
-so that a reader never sees it half written."""
+"""Where every build cache lives, and two file chores they share: hashing the sources an output depends on, and
+writing an output so that a reader never sees it half written."""
 
 import hashlib
 import os
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
+
+# Every build cache (figures, training runs, the wheel, Pyodide's wheels) lives under build/cache/, never in .cache/:
+# Zensical owns that folder and `zensical build --clean` empties it.
+CACHE_DIR = Path(__file__).resolve().parent.parent / "build" / "cache"
 
 
 def files_digest(paths: Iterable[Path], root: Path) -> str:

@@ -24,7 +24,7 @@ from pathlib import Path
 from build_scripts._files import files_digest, write_atomic
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_CACHE_DIR = PROJECT_ROOT / ".cache" / "training"
+DEFAULT_CACHE_DIR = PROJECT_ROOT / "build" / "cache" / "training"
 # What a run's numbers depend on besides its config; any change to these retrains the grid.
 CODE_FILES = ("explainer/layers.py", "explainer/training.py", "explainer/tasks.py", "explainer/ablation.py",
               "explainer/_checks.py")

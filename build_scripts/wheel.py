@@ -4,10 +4,10 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from build_scripts._files import files_digest
+from build_scripts._files import CACHE_DIR, files_digest
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_WHEEL_DIR = PROJECT_ROOT / "build" / "wheel"
+DEFAULT_WHEEL_DIR = CACHE_DIR / "wheel"
 
 
 def source_digest(root: Path = PROJECT_ROOT) -> str:
@@ -15,15 +15,26 @@ def source_digest(root: Path = PROJECT_ROOT) -> str:
     return files_digest([*(root / "explainer").rglob("*.py"), root / "pyproject.toml"], root)
 
 
+def _current_wheel(out_dir: Path, root: Path) -> Path | None:
+    stamp = out_dir / "SOURCE_DIGEST"
+    wheels = sorted(out_dir.glob("explainer-*.whl"))
+    if len(wheels) == 1 and stamp.is_file() and stamp.read_text().strip() == source_digest(root):
+        return wheels[0]
+    return None
+
+
+def wheel_is_current(out_dir: Path = DEFAULT_WHEEL_DIR, root: Path = PROJECT_ROOT) -> bool:
+    """Whether `out_dir` holds the wheel of the current sources (build_wheel then builds nothing)."""
+    return _current_wheel(out_dir, root) is not None
+
+
 def build_wheel(out_dir: Path = DEFAULT_WHEEL_DIR, root: Path = PROJECT_ROOT) -> Path:
     """The wheel for the current sources: reused when `out_dir` already holds it, else built (reproducibly)."""
     from hatchling.builders.wheel import WheelBuilder
 
-    stamp = out_dir / "SOURCE_DIGEST"
+    if current := _current_wheel(out_dir, root):
+        return current
     digest = source_digest(root)
-    wheels = sorted(out_dir.glob("explainer-*.whl"))
-    if len(wheels) == 1 and stamp.is_file() and stamp.read_text().strip() == digest:
-        return wheels[0]
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=out_dir.parent) as scratch:
         built = Path(next(WheelBuilder(str(root)).build(directory=scratch, versions=["standard"])))

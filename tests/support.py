@@ -38,18 +38,25 @@ def run_mkdocs_build(config_file: Path, site_dir: Path, site_url: str | None = N
     )
 
 
+# What a copy of the project shares with the project (linked, not copied): set-up results and the caches that are
+# keyed by their inputs. The copy builds its own wheel (build/cache/wheel) from its own sources.
+SHARED_WITH_COPIES = ("build/pyodide", "node_modules", "build/cache/figures", "build/cache/training",
+                      "build/cache/pyodide-wheels")
+
+
 def copy_project_site_sources(destination: Path) -> Path:
     """Copy mkdocs.yml, docs/ and what they read into `destination`; return the copied mkdocs.yml.
 
-    The copy is a project of its own (the build imports build_scripts from it, and builds the wheel from its
-    explainer/ and pyproject.toml); the prepared Pyodide runtime and node_modules are linked, not copied.
+    The copy is a project of its own (a build in a subprocess imports build_scripts from it, and builds the wheel
+    from its explainer/ and pyproject.toml); the prepared Pyodide runtime, node_modules and the input-keyed caches
+    are linked, not copied.
     """
     for name in ("mkdocs.yml", "pyproject.toml", "README.md"):
         shutil.copy2(PROJECT_ROOT / name, destination / name)
     for folder in ("docs", "explainer", "build_scripts"):
         shutil.copytree(PROJECT_ROOT / folder, destination / folder, ignore=shutil.ignore_patterns("__pycache__"))
-    (destination / "build").mkdir()
-    for linked in ("build/pyodide", "node_modules", ".cache"):
+    (destination / "build" / "cache").mkdir(parents=True)
+    for linked in SHARED_WITH_COPIES:
         if (PROJECT_ROOT / linked).exists():
             (destination / linked).symlink_to(PROJECT_ROOT / linked)
     return destination / "mkdocs.yml"
@@ -90,14 +97,11 @@ def markdown_error(convert, text: str, path: str = "docs/page.md"):
     """The MarkdownSourceError that `convert(text)` raises while converting the page `path` (fails if none)."""
     import pytest
 
-    from build_scripts.markdown._blocks import SOURCE_PATH, MarkdownSourceError
+    from build_scripts.markdown._blocks import MarkdownSourceError
+    from build_scripts.markdown._page import PageContext, on_page
 
-    token = SOURCE_PATH.set(path)
-    try:
-        with pytest.raises(MarkdownSourceError) as caught:
-            convert(text)
-    finally:
-        SOURCE_PATH.reset(token)
+    with on_page(PageContext(path)), pytest.raises(MarkdownSourceError) as caught:
+        convert(text)
     return caught.value
 
 

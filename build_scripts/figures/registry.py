@@ -92,6 +92,7 @@ def _read_module(path: Path, mtime_ns: int, module: str) -> dict[str, Declaratio
         arguments = isinstance(node, ast.FunctionDef) and _decorator_arguments(node)
         if not arguments:
             continue
+        name, alt = arguments
         needed, queue = {node.name}, [node]
         while queue:  # the module-level helpers and constants the function uses, and theirs
             for used in ast.walk(queue.pop()):
@@ -99,7 +100,7 @@ def _read_module(path: Path, mtime_ns: int, module: str) -> dict[str, Declaratio
                     needed.add(used.id)
                     queue.append(defined[used.id])
         source = imports + "".join(_segment(lines, n) for n in tree.body if set(_top_level_names(n)) & needed)
-        found[arguments[0]] = Declaration(arguments[0], arguments[1], module, node.name, source)
+        found[name] = Declaration(name, alt, module, node.name, source)
     return found
 
 
