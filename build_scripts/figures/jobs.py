@@ -15,9 +15,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
-from multiprocessing import get_context
 from pathlib import Path
 
 from build_scripts._files import CACHE_DIR, files_digest, write_atomic
@@ -223,6 +221,9 @@ def _run(jobs: list[FigureJob], cache_dir: Path, workers: int | None) -> Iterato
     if workers == 1 or len(jobs) <= 1:
         yield from ((job, _render_one(job, str(cache_dir))) for job in jobs)
         return
+    from concurrent.futures import ProcessPoolExecutor, as_completed  # only here: a warm build never pays the import
+    from multiprocessing import get_context
+
     # forkserver, not fork: the build may run threads (mkdocs serve does), and forking a threaded process can
     # deadlock. The server imports matplotlib and the figure code once; every worker is forked from it ready to draw.
     context = get_context("forkserver" if sys.platform != "win32" else "spawn")

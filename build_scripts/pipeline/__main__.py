@@ -9,12 +9,12 @@ Errors are one line each (`docs/lessons/x.md:42: …`), never a traceback; long 
 """
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
-from build_scripts.markdown._blocks import error_line
-from build_scripts.pipeline import engines
-from build_scripts.pipeline.config import CONFIG_FILE, read_site
+# Nothing heavy at the top: with MkDocs this process only hands over to `python -m mkdocs`.
+ENGINES = ("mkdocs", "zensical")
 
 
 def _stderr(line: str) -> None:
@@ -38,11 +38,19 @@ def _publish(site, site_dir: Path) -> None:
     publish(site, site_figures(site, _stderr), site_dir, _stderr)
 
 
+def run_mkdocs(command: str, config_file: Path, dev_addr: str) -> None:
+    """Hand the process over to MkDocs: its explainer plugin runs the pipeline."""
+    options = ["--strict"] if command == "build" else ["--livereload", "--dev-addr", dev_addr]
+    os.execv(sys.executable, [sys.executable, "-m", "mkdocs", command, *options, "--config-file", str(config_file)])
+
+
 def run(arguments: argparse.Namespace) -> None:
     """Carry out one command; BuildError (or one of engines.AUTHOR_ERRORS) says what went wrong."""
     if arguments.engine == "mkdocs" and arguments.command in ("build", "serve"):
-        extra = ["--dev-addr", arguments.dev_addr] if arguments.command == "serve" else []
-        engines.run_mkdocs(arguments.command, arguments.config_file, *extra)
+        run_mkdocs(arguments.command, arguments.config_file, arguments.dev_addr)
+    from build_scripts.pipeline import engines
+    from build_scripts.pipeline.config import read_site
+
     site = read_site(arguments.config_file)
     if arguments.command == "build":
         engines.build_with_zensical(site, arguments.clean, _stderr)
@@ -60,8 +68,9 @@ def parser() -> argparse.ArgumentParser:
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
                                      epilog="\n".join(__doc__.split("\n")[2:7]))
     parser.add_argument("command", choices=("build", "serve", "check", "publish"))
-    parser.add_argument("--engine", choices=engines.ENGINES, default="mkdocs", help="the site engine (default: mkdocs)")
-    parser.add_argument("--config-file", "-f", type=Path, default=CONFIG_FILE, help="mkdocs.yml")
+    parser.add_argument("--engine", choices=ENGINES, default="mkdocs", help="the site engine (default: mkdocs)")
+    parser.add_argument("--config-file", "-f", type=Path, default=Path("mkdocs.yml"),
+                        help="the site's configuration (default: mkdocs.yml in the current folder, as both engines)")
     parser.add_argument("--clean", action="store_true", help="build: also empty the engine's own cache")
     parser.add_argument("--dev-addr", default="127.0.0.1:8000", help="serve: the address to serve on")
     parser.add_argument("--site-dir", type=Path, help="publish: the built site (default: mkdocs.yml's site_dir)")
@@ -70,13 +79,19 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit status."""
+    arguments = parser().parse_args(argv)
     try:
-        run(parser().parse_args(argv))
-    except engines.BuildError as error:
-        _stderr(str(error))
-        return 1
-    except engines.AUTHOR_ERRORS as error:
-        _stderr(error_line(error))
+        run(arguments)
+    except Exception as error:
+        from build_scripts.markdown._blocks import error_line
+        from build_scripts.pipeline import engines
+
+        if isinstance(error, engines.BuildError):
+            _stderr(str(error))
+        elif isinstance(error, engines.AUTHOR_ERRORS):
+            _stderr(error_line(error))
+        else:
+            raise
         return 1
     return 0
 

@@ -1,21 +1,17 @@
-"""The two site engines, driven the same way: `build` writes the finished site into mkdocs.yml's site_dir, `serve`
-previews it with live reload.
+"""Zensical, driven like MkDocs: `build` writes the finished site into mkdocs.yml's site_dir, `serve` previews it
+with live reload. (MkDocs needs nothing here: its explainer plugin runs the pipeline, so the command line hands
+over to `mkdocs build --strict` or `mkdocs serve`.)
 
-- MkDocs (the default) runs the pipeline itself through the explainer plugin, so building is `mkdocs build --strict`
-  and serving `mkdocs serve`.
-- Zensical runs no MkDocs plugin: the pipeline runs around it, in this process. Build: check mkdocs.yml, the nav
-  and every page, render the figures, let Zensical write the pages, then publish our files into the site (Zensical
-  empties site_dir when it starts). Serve: the same first, then Zensical's server, while a keeper thread puts our
-  files back whenever they are missing or their sources change, and the Markdown extensions draw the figures a page
-  newly needs before Zensical writes it (so the reload shows them).
+Zensical runs no MkDocs plugin: the pipeline runs around it, in this process. Build: check mkdocs.yml, the nav and
+every page, render the figures, let Zensical write the pages, then publish our files into the site (Zensical empties
+site_dir when it starts). Serve: the same first, then Zensical's server, while a keeper thread puts our files back
+whenever they are missing or their sources change, and the Markdown extensions draw the figures a page newly needs
+before Zensical writes it (so the reload shows them).
 """
 
-import os
-import sys
 import threading
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 from build_scripts.figures.jobs import FigureError, FigureJob, render_all
 from build_scripts.markdown import _page
@@ -26,7 +22,6 @@ from build_scripts.pipeline.scan import check_nav
 from build_scripts.pyodide_runtime import RuntimeSetupError
 from build_scripts.site_runtime import ASSET_DIR
 
-ENGINES = ("mkdocs", "zensical")
 # What a build can get wrong in the author's input: one line each, never a traceback.
 AUTHOR_ERRORS = (MarkdownSourceError, FigureError, SiteConfigError, RuntimeSetupError)
 KEEPER_INTERVAL = 0.5  # seconds between two looks of the serve keeper at the sources and the site
@@ -34,19 +29,6 @@ KEEPER_INTERVAL = 0.5  # seconds between two looks of the serve keeper at the so
 
 class BuildError(Exception):
     """The build failed; the message is the one line to print."""
-
-
-# ---- MkDocs -----------------------------------------------------------------------------------------------------------
-
-
-def run_mkdocs(command: str, config_file: Path, *arguments: str) -> None:
-    """Hand the process over to MkDocs (its plugin runs the pipeline)."""
-    strict = ["--strict"] if command == "build" else ["--livereload"]
-    os.execv(sys.executable, [sys.executable, "-m", "mkdocs", command, *strict, "--config-file", str(config_file),
-                              *arguments])
-
-
-# ---- Zensical ---------------------------------------------------------------------------------------------------------
 
 
 def _zensical_failure(error: RuntimeError) -> str:
