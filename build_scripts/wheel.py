@@ -30,10 +30,10 @@ def wheel_is_current(out_dir: Path = DEFAULT_WHEEL_DIR, root: Path = PROJECT_ROO
 
 def build_wheel(out_dir: Path = DEFAULT_WHEEL_DIR, root: Path = PROJECT_ROOT) -> Path:
     """The wheel for the current sources: reused when `out_dir` already holds it, else built (reproducibly)."""
-    from hatchling.builders.wheel import WheelBuilder
-
     if current := _current_wheel(out_dir, root):
         return current
+    from hatchling.builders.wheel import WheelBuilder  # slow to import: only when there is something to build
+
     digest = source_digest(root)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=out_dir.parent) as scratch:

@@ -86,12 +86,28 @@ def fenced_code_lines(lines: list[str]) -> set[int]:
     return inside
 
 
+# libyaml's loader where PyYAML has it: each block body is read by the page check and again by the extension. On an
+# error the pure-Python loader reads it again: its marks point at the line at fault, libyaml's at times one further.
+FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _load_yaml(text: str, loader_class) -> tuple[yaml.Node | None, object]:
+    loader = loader_class(text)
+    try:
+        node = loader.get_single_node()
+        return node, loader.construct_document(node) if node is not None else None
+    finally:
+        loader.dispose()
+
+
 def _parse_body(body: list[str], first_line: int) -> tuple[dict, dict]:
     """The YAML body as a mapping, plus the line of each top-level key; errors name the line."""
     text = "\n".join(body)
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        options = yaml.safe_load(text)
+        try:
+            node, options = _load_yaml(text, FAST_LOADER)
+        except yaml.YAMLError:
+            node, options = _load_yaml(text, yaml.SafeLoader)
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         line = first_line + (mark.line if mark else 0)
