@@ -72,6 +72,7 @@
       this.hasLive = false;  // a live figure has been drawn
       this.inFlight = null;  // id of the render request the worker is working on
       this.pending = null;  // latest-wins slot: {inputTime} when a newer render is wanted
+      this.waitingForReader = false;  // this sandbox's render stopped the worker: it waits for the next interaction
       this.renders = 0;
       this.unmounted = false;
       this.listeners = new AbortController();
@@ -167,11 +168,36 @@
     }
 
     runtimeChanged() {
-      if (!this.wanted || this.unmounted) return;
+      if (!this.wanted || this.unmounted || this.waitingForReader) return;
       const runtime = this.runtime;
       if (runtime.state === "booting") this.showLoading(runtime.progress);
       else if (runtime.state === "ready") this.pump();
       else if (runtime.state === "failed") this.showFailure(runtime.failure);
+      else if (runtime.state === "idle") this.recover(runtime.stopped);
+    }
+
+    /** The worker went away. The sandbox whose render was in flight says so and waits for the reader (its values may
+     * be what stopped it); the others draw their current values again on a fresh worker, by themselves. */
+    recover(stopped) {
+      if (this.inFlight !== null && stopped && stopped.blames(this.inFlight)) {
+        this.inFlight = null;
+        this.waitingForReader = true;
+        this.pending = {inputTime: null};
+        this.showStopped(stopped.reason);
+        return;
+      }
+      this.inFlight = null;
+      if (this.waitingForReader) return;
+      this.pending = this.pending || {inputTime: null};
+      this.runtime.start();
+    }
+
+    showStopped(text) {
+      const reason = text.replace(/[\s.]+$/, "");
+      this.setState("error");
+      this.setStatus(`The live version stopped: ${reason}. Change a control or press Retry to start it again; `
+        + `${this.hasLive ? "the last figure stays" : "the static figure stays"}.`);
+      this.retryButton.hidden = false;
     }
 
     showLoading({stage, state, fraction}) {
@@ -198,13 +224,22 @@
 
     retry() {
       if (document.activeElement === this.retryButton) this.status.focus();
-      this.runtime.retry();
+      if (this.runtime.state === "failed") this.runtime.retry();
+      else this.want();
     }
 
     // ---- rendering (latest wins) ---------------------------------------------------------------------------------
 
     want() {
-      if (this.wanted || this.unmounted) return;
+      if (this.unmounted) return;
+      if (this.waitingForReader) {  // the reader is back: start again (a fresh worker if the last one is gone)
+        this.waitingForReader = false;
+        this.pending = this.pending || {inputTime: null};
+        this.runtime.start();
+        this.runtimeChanged();
+        return;
+      }
+      if (this.wanted) return;
       this.wanted = true;
       this.observer.disconnect();
       this.pending = this.pending || {inputTime: null};
