@@ -268,7 +268,10 @@ def get_sandbox(name: str) -> Sandbox:
 def render_json(name: str, params_json: str) -> str:
     """Render a sandbox from JSON parameters; the reply is JSON, {ok, value} or {ok: false, error}, never a raise."""
     try:
-        values = json.loads(params_json)
+        try:
+            values = json.loads(params_json)
+        except ValueError as error:
+            raise ParameterError("params", f"must be a JSON object ({error})") from None
         if not isinstance(values, dict):
             raise ParameterError("params", f"must be a JSON object (got {type(values).__name__})")
         value = get_sandbox(name).render(values)

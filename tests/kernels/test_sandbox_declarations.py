@@ -99,7 +99,8 @@ def test_render_json_answers_every_request_with_ok_or_a_named_error():
     reply = json.loads(render_json("no_such", "{}"))
     assert reply["error"]["parameter"] == "sandbox"
     reply = json.loads(render_json("projection_shadow", "{not json"))
-    assert reply["ok"] is False and reply["error"]["kind"] == "exception" and "JSONDecodeError" in reply["error"]["message"]
+    assert reply["ok"] is False and reply["error"]["kind"] == "parameter" and reply["error"]["parameter"] == "params"
+    assert reply["error"]["message"].startswith("params: must be a JSON object (Expecting property name")
 
 
 def test_an_exception_inside_a_sandbox_reaches_the_page_with_its_traceback():
