@@ -18,6 +18,7 @@ from build_scripts.figures.registry import illustration
 from build_scripts.figures.theme import Theme, new_figure, plot_axes
 from explainer.ablation import rotate
 from explainer.attention import attention_scores, softmax
+from explainer.figure import STYLE
 from explainer.norms import rmsnorm, rmsnorm_jacobian
 from explainer.projection import (perpendicular_length_change, perpendicular_length_change_approx, projection,
                                   projection_matrix, rejection_matrix)
@@ -26,7 +27,7 @@ from explainer.taylor import tangent_zoom as zoom_window
 
 PLANE = 2  # d: the essay's vectors live in the plane, so RMSNorm's circle has radius √2
 RADIUS = math.sqrt(PLANE)
-GRID_OPACITY = 0.25  # as the live renderer's grid (build_scripts/browser/render.js)
+GRID_OPACITY = STYLE["axes"]["grid_opacity"]  # as the sandboxes' grid, in both renderers
 FILL_OPACITY = 0.15  # boxes and regions: a tint of their role, text stays readable on it
 
 

@@ -45,10 +45,11 @@ def _digest(*parts: bytes) -> str:
 
 @functools.cache
 def kernel_digest() -> str:
-    """The explainer package's code, sandboxes aside: a change to any kernel may change any figure."""
+    """The explainer package's code and data (figure_style.json), sandboxes aside: a change to any kernel may change
+    any figure."""
     explainer = PROJECT_ROOT / "explainer"
-    return files_digest((p for p in explainer.rglob("*.py") if "sandboxes" not in p.relative_to(explainer).parts),
-                        PROJECT_ROOT)
+    files = [*explainer.rglob("*.py"), *explainer.rglob("*.json")]
+    return files_digest((p for p in files if "sandboxes" not in p.relative_to(explainer).parts), PROJECT_ROOT)
 
 
 @functools.cache
