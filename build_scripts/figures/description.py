@@ -306,21 +306,13 @@ def draw_parts(description: dict, theme: Theme, height: int) -> tuple[Figure, di
     # Artists read fonts and colours from rcParams when they are made: draw the whole figure inside the theme.
     with matplotlib.rc_context(rc_params(theme)):
         canvas = Canvas(theme, height)
-        _draw(canvas, description, height)
+        draw_into(canvas, description)
         return canvas.figure, canvas.parts
 
 
-def draw_views(descriptions: list[dict], theme: Theme, height: int) -> Figure:
-    """Several descriptions stacked top to bottom in one figure, each in its own 640 × `height` box."""
-    with matplotlib.rc_context(rc_params(theme)):
-        figure = new_figure(theme, height * len(descriptions))
-        for index, description in enumerate(descriptions):
-            bottom = (len(descriptions) - 1 - index) * height
-            _draw(Canvas(theme, height, figure, bottom), description, height)
-        return figure
-
-
-def _draw(canvas: "Canvas", description: dict, height: int) -> Figure:
+def draw_into(canvas: Canvas, description: dict) -> None:
+    """Draw a description into a canvas's box (the whole figure, or one panel of an illustration)."""
+    height = canvas.height
     plot = plot_area(description["axes"], height)
     clip = Rectangle((plot.left, plot.top), plot.right - plot.left, plot.bottom - plot.top,
                      transform=canvas.ax.transData, facecolor="none", edgecolor="none")
@@ -330,4 +322,3 @@ def _draw(canvas: "Canvas", description: dict, height: int) -> Figure:
         canvas.part = f"mark {index}"
         DRAW[mark["type"]](canvas, mark, plot, clip)
     draw_legend(canvas, description["marks"], plot)
-    return canvas.figure
