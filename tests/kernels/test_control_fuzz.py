@@ -66,8 +66,8 @@ def test_every_reachable_combination_of_values_draws(name):
     def draws(params):
         reply = strict_json(render_json(name, json.dumps(params)))
         assert reply["ok"], f"{name}({params}) failed: {reply.get('error')}"
-        validate_figure(reply["value"])
-        assert finite_numbers(reply["value"])
+        validate_figure(reply["value"]["figure"])  # the view: figure, label, readouts_html
+        assert finite_numbers(reply["value"]["figure"])
 
     draws()
 
