@@ -86,20 +86,20 @@ class Placement:
         """The static views this placement needs: light and dark, at its starting values."""
         return sandbox_jobs(self.sandbox.name, self.values, self.height, self.used_at)
 
-    def description(self) -> dict:
-        """The sandbox drawn at the starting values; a sandbox that raises is a FigureError naming it and the page,
-        the same line the static renderer gives."""
+    def view(self) -> dict:
+        """The sandbox at its starting values as the page shows it (explainer.sandbox.Sandbox.view); a sandbox that
+        raises is a FigureError naming it and the page, the same line the static renderer gives."""
         try:
-            return _description(self.sandbox, tuple(sorted(self.values.items())))
+            return _view(self.sandbox, tuple(sorted(self.values.items())))
         except Exception as error:
             raise FigureError(failure_message("sandbox", self.sandbox.name, error_text(error), [self.used_at])) from None
 
 
 @functools.lru_cache(maxsize=256)
-def _description(sandbox: Sandbox, values: tuple) -> dict:
-    # The build checks each placement (build_scripts.pipeline) before the page is converted: both need the
-    # description, which is drawn once.
-    return sandbox.render(dict(values))
+def _view(sandbox: Sandbox, values: tuple) -> dict:
+    # The build checks each placement (build_scripts.pipeline) before the page is converted: both need the view,
+    # which is drawn once.
+    return sandbox.view(dict(values))
 
 
 def read_placement(block: Block, sandboxes: dict[str, Sandbox]) -> Placement:
@@ -180,33 +180,6 @@ def _config_json(placement: Placement) -> str:
     return json.dumps(config, ensure_ascii=False, separators=(",", ":"))
 
 
-def describe(title: str, description: dict) -> str:
-    """The figure in words (title, readouts, status): the static image's alt text, as the live SVG's label."""
-    said = [f"{r['label']} {r['text']}" for r in description["readouts"]]
-    if description["status"]:
-        status = description["status"]
-        said.append(f"{status['label']}: {status['detail']}" if status["detail"] else status["label"])
-    return f"{title}: {'; '.join(said)}" if said else title
-
-
-def readouts_html(description: dict) -> str:
-    """The readouts and status badge under the figure, as the page runtime draws them when live."""
-    parts = []
-    if description["readouts"]:
-        items = "".join(
-            f'<div class="sandbox__readout"><dt class="sandbox__readout-label">{html.escape(r["label"])}</dt>'
-            f'<dd class="sandbox__readout-value">{html.escape(r["text"])}</dd></div>'
-            for r in description["readouts"]
-        )
-        parts.append(f'<dl class="sandbox__readout-list">{items}</dl>')
-    if description["status"]:
-        status = description["status"]
-        detail = f'<span class="sandbox__badge-detail">{html.escape(status["detail"])}</span>' if status["detail"] else ""
-        parts.append(f'<p class="sandbox__badge sandbox__badge--{status["tone"]}" data-tone="{status["tone"]}">'
-                     f'<strong class="sandbox__badge-label">{html.escape(status["label"])}</strong>{detail}</p>')
-    return "".join(parts)
-
-
 def sandbox_html(placement: Placement, element_id: str) -> str:
     """The <figure> the page gets: static view, readouts, controls, status line, caption and config."""
     sandbox = placement.sandbox
@@ -215,9 +188,9 @@ def sandbox_html(placement: Placement, element_id: str) -> str:
         for p in sandbox.params
         if p.name not in placement.hidden
     )
-    description = placement.description()
+    view = placement.view()  # the same label and readouts the worker sends the live page
     light, dark = (job.file_name for job in placement.figure_jobs())
-    static = static_images_html(light, dark, placement.alt or describe(sandbox.title, description), "sandbox__image")
+    static = static_images_html(light, dark, placement.alt or view["label"], "sandbox__image")
     caption = f"<figcaption>{html.escape(placement.caption)}</figcaption>" if placement.caption else ""
     return (
         # The config is an attribute, not a <script type="application/json">: Material's instant navigation
@@ -226,7 +199,7 @@ def sandbox_html(placement: Placement, element_id: str) -> str:
         f'data-config="{html.escape(_config_json(placement))}">'
         f'<div class="sandbox__figure" style="aspect-ratio: {FIGURE_WIDTH} / {placement.height}">'
         f'<div class="sandbox__static">{static}</div></div>'
-        f'<div class="sandbox__readouts">{readouts_html(description)}</div>'
+        f'<div class="sandbox__readouts">{view["readouts_html"]}</div>'
         f'<form class="sandbox__controls" aria-label="Controls: {html.escape(sandbox.title)}">{controls}</form>'
         f'<p class="sandbox__status" role="status">{NO_SCRIPT_STATUS}</p>'
         f"{caption}"

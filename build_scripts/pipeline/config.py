@@ -157,12 +157,14 @@ def page_assets() -> tuple[list[str], list[str]]:
 
 
 def check_site(site: Site) -> None:
-    """Raise SiteConfigError naming what mkdocs.yml must add for our blocks and page scripts to work."""
+    """Raise SiteConfigError naming what mkdocs.yml must add for our blocks and (live sandboxes) page code to work."""
     for extension, block in BLOCK_EXTENSIONS.items():
         if extension not in site.markdown_extensions:
             raise SiteConfigError(f"mkdocs.yml: add '- {extension}' to markdown_extensions (the {block} block)")
     if QUANTITY_EXTENSION not in site.markdown_extensions:
         raise SiteConfigError(f"mkdocs.yml: add '- {QUANTITY_EXTENSION}' to markdown_extensions")
+    if not site.options.enabled:
+        return  # no live sandboxes: the pages need not load their code
     scripts, styles = page_assets()
     for setting, wanted, listed in (("extra_javascript", scripts, site.extra_javascript),
                                     ("extra_css", styles, site.extra_css)):

@@ -2,11 +2,15 @@
 
 The Markdown extensions raise the same errors while converting; checking first turns them into one clean line
 instead of an engine's traceback, and tells the build which static figures the pages need. A sandbox is drawn at
-its starting values here too (its readouts go into the page), so a sandbox that raises is named here, once.
+its starting values here too (its readouts and label go into the page), so a sandbox that raises is named here, once.
 """
 
+import functools
 import re
 from pathlib import Path
+
+from markdown import Markdown
+from markdown.preprocessors import NormalizeWhitespace
 
 from build_scripts.figures.jobs import FigureJob
 from build_scripts.markdown._blocks import find_blocks
@@ -15,6 +19,11 @@ from build_scripts.pipeline.config import BLOCK_EXTENSIONS, Site, SiteConfigErro
 
 # YAML front matter as both engines strip it before converting (MkDocs' mkdocs.utils.meta, Zensical alike).
 RE_FRONT_MATTER = re.compile(r"^-{3}[ \t]*\n(.*?\n)(?:\.{3}|-{3})[ \t]*\n", re.DOTALL)
+
+
+@functools.cache
+def _normalize_whitespace() -> NormalizeWhitespace:
+    return NormalizeWhitespace(Markdown())  # as both engines make it: tabs are 4 columns
 
 
 def scan_page(markdown: str) -> list[FigureJob]:
@@ -28,11 +37,13 @@ def scan_page(markdown: str) -> list[FigureJob]:
     from explainer.sandbox import registry
 
     sandboxes, jobs = registry(), []
-    lines = substitute(markdown.split("\n"))  # blocks may quote {{ quantities }}
+    # The lines as the extensions get them: Python-Markdown first turns tabs into spaces and CRLF into LF.
+    lines = _normalize_whitespace().run(markdown.split("\n"))
+    lines = substitute(lines)  # blocks may quote {{ quantities }}
     for block in find_blocks(lines, set(BLOCK_EXTENSIONS.values())):
         if block.name == "sandbox":
             placement = read_placement(block, sandboxes)
-            placement.description()
+            placement.view()
             jobs += placement.figure_jobs()
         elif block.name == "figure":
             jobs += read_figure(block).figure_jobs
