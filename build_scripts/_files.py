@@ -1,10 +1,11 @@
-"""Where every build cache lives, and two file chores they share: hashing the sources an output depends on, and
-writing an output so that a reader never sees it half written."""
+"""Where every build cache lives, and the file chores they share: hashing the sources an output depends on, writing
+an output so that a reader never sees it half written, and keeping a folder of outputs stamped with its sources."""
 
 import hashlib
 import os
+import shutil
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 # Every build cache (figures, training runs, the wheel, Pyodide's wheels) lives under build/cache/, never in .cache/:
@@ -27,3 +28,27 @@ def write_atomic(path: Path, data: str | bytes) -> None:
                                      encoding=encoding) as file:
         file.write(data)
     os.replace(file.name, path)
+
+
+STAMP = "SOURCE_DIGEST"
+
+
+def is_current(folder: Path, digest: str) -> bool:
+    """Whether `folder` holds what was made from sources hashing to `digest`."""
+    stamp = folder / STAMP
+    return stamp.is_file() and stamp.read_text().strip() == digest
+
+
+def refresh(folder: Path, digest: str, make: Callable[[Path], None]) -> Path:
+    """`folder` as `make(folder)` fills it from sources hashing to `digest`: kept while that is what it holds, else
+    made again in a temporary sibling and swapped in whole."""
+    if is_current(folder, digest):
+        return folder
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=folder.parent) as scratch:
+        make(Path(scratch))
+        (Path(scratch) / STAMP).write_text(digest + "\n")
+        shutil.rmtree(folder, ignore_errors=True)
+        Path(scratch).rename(folder)
+        folder.chmod(0o755)
+    return folder
