@@ -101,7 +101,7 @@ class Site:
         return path.relative_to(self.root).as_posix() if path.is_relative_to(self.root) else str(path)
 
 
-class _Loader(yaml.SafeLoader):
+class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # libyaml where PyYAML has it: every build reads this
     """mkdocs.yml's YAML as MkDocs reads it, minus what the pipeline never needs (`!!python/name:…` gives None)."""
 
 
