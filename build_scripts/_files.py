@@ -1,6 +1,7 @@
 """Where every build cache lives, and the file chores they share: hashing the sources an output depends on, writing
 an output so that a reader never sees it half written, and keeping a folder of outputs stamped with its sources."""
 
+import functools
 import hashlib
 import os
 import shutil
@@ -8,9 +9,11 @@ import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
 # Every build cache (figures, training runs, the wheel, Pyodide's wheels) lives under build/cache/, never in .cache/:
 # Zensical owns that folder and `zensical build --clean` empties it.
-CACHE_DIR = Path(__file__).resolve().parent.parent / "build" / "cache"
+CACHE_DIR = PROJECT_ROOT / "build" / "cache"
+CODE_DIRS = ("explainer", "build_scripts")  # the project's code: what the build runs and what it ships
 
 
 def files_digest(paths: Iterable[Path], root: Path) -> str:
@@ -19,6 +22,24 @@ def files_digest(paths: Iterable[Path], root: Path) -> str:
     for path in sorted(paths):
         digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
+
+
+def code_digest(root: Path = PROJECT_ROOT) -> str:
+    """files_digest of every file of the code (CODE_DIRS, compiled Python aside), hashed once per state of those
+    files (their paths, sizes and modification times): a build asks for it more than once."""
+    files = sorted(path for folder in CODE_DIRS for path in (root / folder).rglob("*")
+                   if path.is_file() and "__pycache__" not in path.parts)
+    return _digest_of(root, tuple((path, *_size_and_time(path)) for path in files))
+
+
+def _size_and_time(path: Path) -> tuple[int, int]:
+    status = path.stat()
+    return status.st_size, status.st_mtime_ns
+
+
+@functools.lru_cache(maxsize=8)
+def _digest_of(root: Path, signature: tuple) -> str:
+    return files_digest([path for path, *_ in signature], root)
 
 
 def write_atomic(path: Path, data: str | bytes) -> None:

@@ -18,11 +18,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from build_scripts import pyodide_runtime
-from build_scripts._files import CACHE_DIR, STAMP, files_digest, refresh, write_atomic
+from build_scripts._files import CACHE_DIR, STAMP, code_digest, refresh, write_atomic
 from build_scripts.progress import Progress
 from build_scripts.wheel import DEFAULT_WHEEL_DIR, build_wheel, wheel_is_current
 
-ROOT = Path(__file__).resolve().parent.parent
 BROWSER_CACHE_DIR = CACHE_DIR / "browser"  # the browser files as the site serves them
 ASSET_DIR = "assets/explainer"  # site-relative
 PYODIDE_SITE_DIR = f"assets/pyodide/{pyodide_runtime.PYODIDE_VERSION}"
@@ -76,15 +75,13 @@ def copy_browser_files(site_dir: Path, cache_dir: Path = BROWSER_CACHE_DIR) -> N
 
     The generated files are a pure function of build_scripts/ and explainer/ (browser_files.py): made once per change
     there and kept in the cache, then linked, so a warm build neither makes them again nor imports what makes them."""
-    digest = files_digest([path for folder in ("build_scripts", "explainer") for path in (ROOT / folder).rglob("*")
-                           if path.is_file() and "__pycache__" not in path.parts], ROOT)
 
     def make(folder: Path) -> None:
         from build_scripts import browser_files  # imports explainer (numpy): only when the files change
 
         browser_files.write_site_files(folder)
 
-    refresh(cache_dir, digest, make)
+    refresh(cache_dir, code_digest(), make)
     target = site_dir / ASSET_DIR
     target.mkdir(parents=True, exist_ok=True)
     for source in sorted(cache_dir.iterdir()):

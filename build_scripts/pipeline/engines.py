@@ -17,7 +17,8 @@ from build_scripts.figures.jobs import FigureError, FigureJob, render_all
 from build_scripts.markdown import _page
 from build_scripts.markdown._blocks import FIGURE_DIR, MarkdownSourceError, error_line
 from build_scripts.pipeline.config import Site, SiteConfigError, check_site
-from build_scripts.pipeline.publish import CODE_DIRS, link_figures, publish, reporter, site_figures
+from build_scripts._files import CODE_DIRS
+from build_scripts.pipeline.publish import link_figures, publish, reporter, site_figures
 from build_scripts.pipeline.scan import check_nav
 from build_scripts.pyodide_runtime import RuntimeSetupError
 from build_scripts.site_runtime import ASSET_DIR
@@ -89,20 +90,24 @@ class SiteKeeper(threading.Thread):
                 and all((figure_dir / name).is_file() for name in self.figures))
 
     def refresh(self, page_errors: bool = False) -> None:
-        """Check the pages again, render what they need, and publish; an error is printed and the last good state kept.
+        """Check the pages again and render what they need, then publish (the last good figures if the check failed):
+        an error is printed once per change of the sources, and the site keeps working.
 
         A page's error is printed by the page itself as Zensical converts it (see _page.PREVIEW), so here only with
         `page_errors` (the first look, when Zensical may serve pages from its cache)."""
-        try:
-            with self.lock:
+        with self.lock:
+            try:
                 check_nav(self.site)
                 self.figures = site_figures(self.site, self.emit)
-                publish(self.site, self.figures, emit=self.emit)
-        except (MarkdownSourceError, FigureError) as error:
-            if page_errors:
+            except (MarkdownSourceError, FigureError) as error:
+                if page_errors:
+                    self.emit(error_line(error))
+            except SiteConfigError as error:
                 self.emit(error_line(error))
-        except AUTHOR_ERRORS as error:
-            self.emit(error_line(error))
+            try:
+                publish(self.site, self.figures, emit=self.emit)
+            except RuntimeSetupError as error:
+                self.emit(error_line(error))
 
     def draw_now(self, jobs: list[FigureJob]) -> None:
         """Render the figures a page is converted with, and put them into the site before Zensical writes the page."""

@@ -13,23 +13,19 @@ from collections.abc import Callable
 from pathlib import Path
 
 from build_scripts import site_runtime
-from build_scripts._files import write_atomic
+from build_scripts._files import code_digest, write_atomic
 from build_scripts.figures.jobs import FigureJob, render_all
 from build_scripts.markdown._blocks import FIGURE_DIR
 from build_scripts.pipeline.config import Site
 from build_scripts.progress import Progress
 
 STATE_FILE = "pages.json"  # in the figure cache: the figures the pages showed, and the inputs they were read from
-CODE_DIRS = ("explainer", "build_scripts")
 
 
 def inputs_digest(site: Site) -> str:
-    """sha256 over what decides the pages' figures and checks: the pages, mkdocs.yml, and the code."""
-    files = [site.config_file, *site.docs_dir.rglob("*.md")]
-    for folder in CODE_DIRS:
-        files += [p for p in (site.root / folder).rglob("*") if p.is_file() and "__pycache__" not in p.parts]
-    digest = hashlib.sha256()
-    for path in sorted(files):
+    """sha256 over what decides the pages' figures and checks: the code, mkdocs.yml and the pages."""
+    digest = hashlib.sha256(code_digest(site.root).encode())
+    for path in [site.config_file, *sorted(site.docs_dir.rglob("*.md"))]:
         digest.update(site.shown(path).encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
 
