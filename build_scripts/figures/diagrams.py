@@ -6,6 +6,7 @@ ablation can remove in warn. The sizes they print (width, heads, depth) come fro
 """
 
 import numpy as np
+from matplotlib.colors import to_rgba
 from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch
 from matplotlib.path import Path as CurvePath
 
@@ -36,13 +37,16 @@ def _label(axes, xy, content: str, theme: Theme, role: str = "ink", kind: str = 
     axes.text(*xy, content, color=theme.color(role), fontsize=theme.font(kind), zorder=6, **style)
 
 
+def _tint(theme: Theme, role: str):
+    """A role's colour at TINT_OPACITY, for fills: the outline keeps the full colour."""
+    return to_rgba(theme.color(role), TINT_OPACITY)
+
+
 def _block(axes, centre, size, label: str, theme: Theme, role: str, kind: str = "label"):
     """A rounded box tinted with its role and outlined in it, its (possibly two-line) label centred inside."""
     (x, y), (width, height) = centre, size
-    corner, shape = (x - width / 2, y - height / 2), "round,pad=0,rounding_size=6"
-    axes.add_patch(FancyBboxPatch(corner, width, height, boxstyle=shape, facecolor=theme.color(role),
-                                  alpha=TINT_OPACITY, edgecolor="none", zorder=3))
-    axes.add_patch(FancyBboxPatch(corner, width, height, boxstyle=shape, facecolor="none",
+    axes.add_patch(FancyBboxPatch((x - width / 2, y - height / 2), width, height,
+                                  boxstyle="round,pad=0,rounding_size=6", facecolor=_tint(theme, role),
                                   edgecolor=theme.color(role), linewidth=theme.width(1.5), zorder=3))
     _label(axes, centre, label, theme, kind=kind, linespacing=1.3)
 
@@ -57,8 +61,7 @@ def _path(axes, points, theme: Theme, role: str = "ink", width: float = 1.5, hea
 
 def _add(axes, centre, theme: Theme, radius: float = 11):
     """The ⊕ where a branch's output joins the stream."""
-    axes.add_patch(Circle(centre, radius, facecolor=theme.color("primary"), alpha=TINT_OPACITY, zorder=4))
-    axes.add_patch(Circle(centre, radius, facecolor="none", edgecolor=theme.color("primary"),
+    axes.add_patch(Circle(centre, radius, facecolor=_tint(theme, "primary"), edgecolor=theme.color("primary"),
                           linewidth=theme.width(2), zorder=5))
     _label(axes, centre, "+", theme, "primary", kind="title", fontweight="bold")
 
