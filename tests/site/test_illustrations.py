@@ -21,7 +21,7 @@ from support import PROJECT_ROOT
 ESSAY_FIGURES = (
     "magnitude_vs_direction", "rmsnorm_sphere", "attention_scale", "prenorm_vs_postnorm", "projection_shadow",
     "projection_matrices", "jacobian_tangent_plane", "tangent_zoom", "perpendicular_second_order", "recurrences",
-    "four_pillars",
+    "four_pillars", "decoder_model",
 )
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -40,6 +40,8 @@ DRAWN_TEXT = {
     "perpendicular_second_order": ["Δr = 0.001", "Δr = 0.00025", "r = 5", "Δr falls 4×"],
     "recurrences": ["(1 + α)ᴸ · h₀ 4.595", "h₀ + L · c 2.600", "h ← (1 + α)·h", "h ← h + c"],
     "four_pillars": ["Attention", "MLP", "RMSNorm", "−∞", "t = 3"],
+    "decoder_model": ["token embedding", "RMSNorm", "MLP", "causal mask", "positions (RoPE)", "residual",
+                      "width d = 64", "L = 1 to 24"],
 }
 
 # The explainer calls each figure's own source (or the sandbox it draws) must make: where its numbers come from.
@@ -54,6 +56,7 @@ KERNEL_CALLS = {
     "perpendicular_second_order": ["perpendicular_length_change("],
     "recurrences": ["proportional_recurrence(", "constant_recurrence("],
     "four_pillars": ["rotate(", "attention_scores("],
+    "decoder_model": ["AblationConfig(", "MAX_DEPTH"],
 }
 
 
