@@ -17,13 +17,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from explainer import layers
-from explainer._checks import as_choice, as_int, fail
-from explainer.layers import normalise, rotate, sinusoidal_positions, visible  # noqa: F401 (rotate: the figures)
-
-POSITIONAL = ("none", "sinusoidal", "rope")
-NORMS = ("none", "rmsnorm", "layernorm")
-PLACEMENTS = ("pre", "post")
-MAX_DEPTH = 24
+from explainer._checks import fail
+from explainer.layers import (MAX_DEPTH, NORMS, PLACEMENTS, POSITIONAL,  # noqa: F401 (the lab's names for them)
+                              normalise, rotate, visible)
 
 # Status thresholds, documented here and in the lesson.
 EXPLODING_GROWTH = 1e3  # the stream's RMS grew 1000-fold from the embeddings: three orders of magnitude
@@ -41,7 +37,7 @@ VOCABULARY = (
 class AblationConfig:
     """One arrangement of the model; every field is a switch the lesson flips or a size it keeps small."""
 
-    depth: int = 6  # number of blocks; the lab's slider runs 1-24
+    depth: int = 6  # number of blocks; the lab's slider runs 1 to MAX_DEPTH
     width: int = 64  # d, the residual stream's width
     heads: int = 4  # attention heads; each reads width / heads features
     positional: str = "rope"  # how positions enter: not at all, added sinusoids, or rotated queries and keys
@@ -52,18 +48,7 @@ class AblationConfig:
     seed: int = 0  # the random weights and embeddings
 
     def __post_init__(self):
-        as_int("depth", self.depth, caller="AblationConfig", minimum=1, maximum=MAX_DEPTH)
-        as_int("width", self.width, caller="AblationConfig", minimum=2, maximum=1024)
-        as_int("heads", self.heads, caller="AblationConfig", minimum=1, maximum=self.width)
-        if self.width % self.heads or (self.width // self.heads) % 2:
-            fail(f"width must split into heads of an even size (got width {self.width}, heads {self.heads})",
-                 caller="AblationConfig")
-        as_choice("positional", self.positional, POSITIONAL, caller="AblationConfig")
-        as_choice("norm", self.norm, NORMS, caller="AblationConfig")
-        as_choice("placement", self.placement, PLACEMENTS, caller="AblationConfig")
-        for name in ("residual", "causal_mask"):
-            if not isinstance(getattr(self, name), bool):
-                fail(f"{name} must be True or False (got {getattr(self, name)!r})", caller="AblationConfig")
+        layers.check_architecture(self, caller="AblationConfig")
 
 
 # ---- weights ----------------------------------------------------------------------------------------------------
@@ -84,22 +69,12 @@ _WEIGHTS_CACHE: dict = {}
 
 
 def init_weights(config: AblationConfig) -> Weights:
-    """The model's weights for `config` (std 1/√fan_in everywhere; the same seed gives the same weights)."""
+    """The model's weights for `config` (explainer.layers.init_weights; the same seed gives the same weights)."""
     key = (config.seed, config.width)
     if key not in _WEIGHTS_CACHE:
-        rng = np.random.default_rng(config.seed)
-        d, L = config.width, MAX_DEPTH  # draw all 24 blocks, so depth 8 is the first 8 blocks of depth 24
-
-        def normal(*shape):
-            return rng.standard_normal(shape) / math.sqrt(shape[-2])
-
-        _WEIGHTS_CACHE[key] = Weights(
-            embeddings=rng.standard_normal((len(VOCABULARY), d)),  # (V, d), RMS 1 like a normalised stream
-            qkv=normal(L, d, 3 * d),
-            out=normal(L, d, d),
-            up=normal(L, d, 4 * d),
-            down=normal(L, 4 * d, d),
-        )
+        # All MAX_DEPTH blocks are drawn, so depth 8 is the first 8 blocks of depth 24.
+        _WEIGHTS_CACHE[key] = Weights(**layers.init_weights(np.random.default_rng(config.seed), len(VOCABULARY),
+                                                            config.width, MAX_DEPTH))
     return _WEIGHTS_CACHE[key]
 
 
@@ -175,17 +150,9 @@ def _rms(x: np.ndarray) -> float:
     return math.sqrt(float(np.vdot(x, x)) / x.size)
 
 
-def _embed(tokens: np.ndarray, permuted: np.ndarray, weights: Weights, config: AblationConfig) -> np.ndarray:
-    h = weights.embeddings[np.stack([tokens, permuted])]  # (2, T, d): the sentence and its permutation together
-    if config.positional == "sinusoidal":
-        h = h + sinusoidal_positions(len(tokens), config.width)
-    return h
-
-
 def _pooled(h: np.ndarray, config: AblationConfig) -> np.ndarray:
     """Mean over positions of the final stream (after the final norm of a pre-norm model), (2, d)."""
-    final = normalise(h, config.norm) if config.placement == "pre" else h
-    return final.mean(axis=1)
+    return layers.final_norm(h, config).mean(axis=1)
 
 
 def word_order_sensitivity(pooled: np.ndarray) -> float:
@@ -224,10 +191,10 @@ def run_ablation(config: AblationConfig, tokens, permuted_tokens=None) -> Ablati
     permuted = tokens[::-1] if permuted_tokens is None else _check_tokens("permuted_tokens", permuted_tokens)
     if sorted(permuted.tolist()) != sorted(tokens.tolist()):
         fail("permuted_tokens must hold the same words as tokens, in another order", caller="run_ablation")
-    layers = _layers(config, tokens, permuted)
-    first_nonfinite = layers.first_nonfinite if (layers.first_nonfinite or math.inf) <= config.depth else None
-    rows = {name: values[: config.depth + 1] for name, values in layers.rows.items()}
-    h = layers.states[config.depth]
+    stack = _stack(config, tokens, permuted)
+    first_nonfinite = stack.first_nonfinite if (stack.first_nonfinite or math.inf) <= config.depth else None
+    rows = {name: values[: config.depth + 1] for name, values in stack.rows.items()}
+    h = stack.states[config.depth]
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         sensitivity = math.nan if first_nonfinite else word_order_sensitivity(_pooled(h, config))
     status, reason = verdict(rows["residual_rms"], rows["token_signal"], first_nonfinite)
@@ -236,7 +203,7 @@ def run_ablation(config: AblationConfig, tokens, permuted_tokens=None) -> Ablati
 
 
 @dataclass
-class _Layers:
+class _Stack:
     """The streams and per-layer measurements of one arrangement, as deep as any run has asked for so far."""
 
     states: list  # (2, T, d) stream after each layer, index 0 = embeddings
@@ -255,32 +222,33 @@ def clear_cache() -> None:
     _LAYERS_CACHE.clear()
 
 
-def _layers(config: AblationConfig, tokens: np.ndarray, permuted: np.ndarray) -> _Layers:
+def _stack(config: AblationConfig, tokens: np.ndarray, permuted: np.ndarray) -> _Stack:
     key = (dataclasses.replace(config, depth=MAX_DEPTH), tokens.tobytes(), permuted.tobytes())
-    layers = _LAYERS_CACHE.pop(key, None)
-    if layers is None:
-        h = _embed(tokens, permuted, init_weights(config), config)  # (2, T, d)
+    stack = _LAYERS_CACHE.pop(key, None)
+    if stack is None:
+        # (2, T, d): the sentence and its permutation side by side
+        h = layers.embed(init_weights(config).embeddings, np.stack([tokens, permuted]), config)
         rows = {"residual_rms": [_rms(h[0])], "token_signal": [_rms(h[0] - h[0].mean(axis=0))],
                 "update_ratio": [math.nan], "logit_std": [math.nan], "logit_max": [math.nan],
                 "attention_entropy": [math.nan]}
-        layers = _Layers([h], rows)
-    _extend(layers, config)
-    _LAYERS_CACHE[key] = layers  # most recently used last
+        stack = _Stack([h], rows)
+    _extend(stack, config)
+    _LAYERS_CACHE[key] = stack  # most recently used last
     while len(_LAYERS_CACHE) > _LAYERS_CACHE_SIZE:
         del _LAYERS_CACHE[next(iter(_LAYERS_CACHE))]
-    return layers
+    return stack
 
 
-def _extend(layers: _Layers, config: AblationConfig) -> None:
+def _extend(stack: _Stack, config: AblationConfig) -> None:
     weights = init_weights(config)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        for layer in range(len(layers.states) - 1, config.depth):
-            record, before = LayerRecord(), layers.states[-1]
-            h = block(before, weights, layer, config, record) if layers.first_nonfinite is None else before * math.nan
-            if layers.first_nonfinite is None and not np.isfinite(h).all():
-                layers.first_nonfinite = layer + 1
-            _append_layer(layers.rows, h[0], before[0], record)
-            layers.states.append(h)
+        for layer in range(len(stack.states) - 1, config.depth):
+            record, before = LayerRecord(), stack.states[-1]
+            h = block(before, weights, layer, config, record) if stack.first_nonfinite is None else before * math.nan
+            if stack.first_nonfinite is None and not np.isfinite(h).all():
+                stack.first_nonfinite = layer + 1
+            _append_layer(stack.rows, h[0], before[0], record)
+            stack.states.append(h)
 
 
 def _append_layer(rows: dict, h: np.ndarray, before: np.ndarray, record: LayerRecord) -> None:

@@ -1,12 +1,14 @@
-"""The pieces of a transformer block, each forward beside its backward: the ablation lab and the training lab share them.
+"""The pieces of a transformer, each forward beside its backward: the ablation lab and the training lab share them.
 
 A forward returns its output and a cache (what the backward needs); a backward takes the gradient of a loss with
 respect to the output and the cache, and returns the gradients with respect to the inputs and weights. Backwards are
 checked against central differences in tests/kernels/test_training.py.
 
-The switches are read from any object with the fields `heads`, `positional` (none / sinusoidal / rope), `residual`,
-`norm` (none / rmsnorm / layernorm), `placement` (pre / post) and `causal_mask`: `AblationConfig` and
-`TrainingConfig` both are one. `block` and `block_backward` read them, and nothing else does.
+The switches are read from any object with the fields `depth`, `width`, `heads`, `positional` (none / sinusoidal /
+rope), `residual`, `norm` (none / rmsnorm / layernorm), `placement` (pre / post) and `causal_mask`: `AblationConfig`
+and `TrainingConfig` both are one, checked by `check_architecture` and given weights by `init_weights`. Only this
+module reads the switches: `embed` (sinusoidal positions), `block` and `block_backward` (the residual, the norm and
+its place, RoPE, the mask) and `final_norm` (a pre-norm model's last norm).
 """
 
 import functools
@@ -14,6 +16,51 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+
+from explainer._checks import as_choice, as_int, fail
+
+POSITIONAL = ("none", "sinusoidal", "rope")
+NORMS = ("none", "rmsnorm", "layernorm")
+PLACEMENTS = ("pre", "post")
+MAX_DEPTH = 24  # the lab's deepest stack: its weights are drawn for this many blocks, whatever the depth shown
+MAX_WIDTH = 1024  # far past anything the lessons run; a bound, so a typo cannot ask for gigabytes
+BLOCK_WEIGHTS = ("qkv", "out", "up", "down")  # each block's matrices, in the order `block` takes them
+
+# ---- the architecture: its switches checked, its weights drawn --------------------------------------------------
+
+
+def check_architecture(config, caller: str) -> None:
+    """Reject sizes or switches the block cannot run, naming the field: the check both models' configs share."""
+    as_int("depth", config.depth, caller=caller, minimum=1, maximum=MAX_DEPTH)
+    as_int("width", config.width, caller=caller, minimum=2, maximum=MAX_WIDTH)
+    as_int("heads", config.heads, caller=caller, minimum=1, maximum=config.width)
+    if config.width % config.heads or (config.width // config.heads) % 2:
+        fail(f"width must split into heads of an even size (got width {config.width}, heads {config.heads})",
+             caller=caller)
+    for name, choices in (("positional", POSITIONAL), ("norm", NORMS), ("placement", PLACEMENTS)):
+        as_choice(name, getattr(config, name), choices, caller=caller)
+    for name in ("residual", "causal_mask"):
+        if not isinstance(getattr(config, name), bool):
+            fail(f"{name} must be True or False (got {getattr(config, name)!r})", caller=caller)
+
+
+def fan_in_normal(rng: np.random.Generator, *shape: int) -> np.ndarray:
+    """Weights drawn from N(0, 1/fan_in), fan_in = shape[-2]: a random input keeps its scale through the matrix."""
+    return rng.standard_normal(shape) / math.sqrt(shape[-2])
+
+
+def init_weights(rng: np.random.Generator, vocabulary: int, width: int, depth: int) -> dict[str, np.ndarray]:
+    """Embeddings of RMS 1, then `depth` blocks' matrices (BLOCK_WEIGHTS, stacked over depth), drawn in this order.
+
+    The plain variance-preserving initialisation, no depth-dependent scaling: what the lab shows comes from the
+    architecture, not from an initialisation tuned to make a point.
+    """
+    return {"embeddings": rng.standard_normal((vocabulary, width)),  # (V, d)
+            "qkv": fan_in_normal(rng, depth, width, 3 * width),  # (L, d, 3d)
+            "out": fan_in_normal(rng, depth, width, width),  # (L, d, d)
+            "up": fan_in_normal(rng, depth, width, 4 * width),  # (L, d, 4d)
+            "down": fan_in_normal(rng, depth, 4 * width, width)}  # (L, 4d, d)
+
 
 # ---- normalisation ------------------------------------------------------------------------------------------------
 
@@ -78,6 +125,14 @@ def rotate(x: np.ndarray, sign: float = 1.0) -> np.ndarray:
 def rotate_backward(grad: np.ndarray) -> np.ndarray:
     """The gradient through `rotate`: a rotation's transpose is the rotation the other way."""
     return rotate(grad, -1.0)
+
+
+def embed(table: np.ndarray, tokens: np.ndarray, switches) -> np.ndarray:
+    """The stream's start: each token's row of `table`, plus sinusoidal position codes when the switches say so."""
+    h = table[tokens]  # (..., T, d)
+    if switches.positional == "sinusoidal":
+        h = h + sinusoidal_positions(tokens.shape[-1], table.shape[-1])
+    return h
 
 
 @functools.cache
@@ -171,18 +226,13 @@ def norm_places(switches) -> tuple[str, str]:
 def block(h: np.ndarray, qkv, out, up, down, switches):
     """One transformer block, (B, T, d) -> (B, T, d), and its cache; the switches are read here and in its backward."""
     pre, post = norm_places(switches)
-    caches = []
-    for branch in ("attention", "mlp"):
-        read = normalise(h, pre)  # what the branch reads: normalised when the norm sits before it
-        if branch == "attention":
-            update, cache = attention(read, qkv, out, switches.heads, switches.positional == "rope",
-                                      switches.causal_mask)
-        else:
-            update, cache = mlp(read, up, down)
-        added = h + update if switches.residual else update
-        caches.append((h, added, cache))
-        h = normalise(added, post)
-    return h, caches
+    update, attention_cache = attention(normalise(h, pre), qkv, out, switches.heads, switches.positional == "rope",
+                                        switches.causal_mask)
+    added = h + update if switches.residual else update
+    middle = normalise(added, post)  # (B, T, d) between the two branches
+    update, mlp_cache = mlp(normalise(middle, pre), up, down)
+    added_mlp = middle + update if switches.residual else update
+    return normalise(added_mlp, post), ((h, added, attention_cache), (middle, added_mlp, mlp_cache))
 
 
 def block_backward(grad: np.ndarray, caches, switches):
@@ -196,3 +246,13 @@ def block_backward(grad: np.ndarray, caches, switches):
     grad_read, grad_qkv, grad_out = attention_backward(grad_added, attention_cache)
     grad = normalise_backward(h_attention, pre, grad_read) + (grad_added if switches.residual else 0.0)
     return grad, grad_qkv, grad_out, grad_up, grad_down
+
+
+def final_norm(h: np.ndarray, switches) -> np.ndarray:
+    """What the model's output reads: a pre-norm stack normalises its last block's output; a post-norm one did."""
+    return normalise(h, switches.norm) if switches.placement == "pre" else h
+
+
+def final_norm_backward(h: np.ndarray, switches, grad: np.ndarray) -> np.ndarray:
+    """The gradient with respect to the last block's output h, given the gradient with respect to final_norm(h)."""
+    return normalise_backward(h, switches.norm, grad) if switches.placement == "pre" else grad

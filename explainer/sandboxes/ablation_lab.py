@@ -3,7 +3,7 @@
 import numpy as np
 
 from explainer import figure as fig
-from explainer.ablation import AblationConfig, run_ablation, tokenize
+from explainer.ablation import MAX_DEPTH, AblationConfig, run_ablation, tokenize
 from explainer.sandbox import IntParam, Toggle, sandbox
 
 SENTENCE = "the hungry cat chases the small grey dog"
@@ -17,7 +17,7 @@ TONES = {"HEALTHY": "good", "VANISHING": "warn", "EXPLODING": "bad", "NAN": "bad
     Toggle("residual", "Residual add", True),
     Toggle("rmsnorm", "RMSNorm (pre-norm)", True),
     Toggle("causal_mask", "Causal mask", True),
-    IntParam("depth", "Depth", 1, 24, default=12, unit="layers"),
+    IntParam("depth", "Depth", 1, MAX_DEPTH, default=12, unit="layers"),
     title="Ablation lab",
 )
 def ablation_lab(positional: bool, residual: bool, rmsnorm: bool, causal_mask: bool, depth: int) -> dict:
@@ -49,5 +49,5 @@ def ablation_lab(positional: bool, residual: bool, rmsnorm: bool, causal_mask: b
 
 
 def _layer_ticks(depth: int) -> list[tuple[int, str]]:
-    stride = 1 if depth <= 12 else 2 if depth <= 24 else 4
+    stride = 1 if depth <= 12 else 2
     return [(layer, str(layer)) for layer in range(0, depth + 1, stride)]
