@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from explainer import layers
+from explainer.layers import cross_entropy
 from explainer._checks import as_choice, as_int, as_scalar
 from explainer.tasks import ALPHABET, TASKS, TaskData, decode, make_task
 
@@ -57,10 +58,8 @@ class TrainingConfig:
 
 
 def init_parameters(config: TrainingConfig) -> dict[str, np.ndarray]:
-    """Seeded weights with the lab's initialisation (explainer.layers.init_weights), then the unembedding (d, V)."""
-    rng = np.random.default_rng(config.seed)
-    weights = layers.init_weights(rng, len(ALPHABET), config.width, config.depth)
-    return {**weights, "unembedding": layers.fan_in_normal(rng, config.width, len(ALPHABET))}
+    """Seeded weights with the lab's initialisation (explainer.layers.init_weights)."""
+    return layers.init_weights(np.random.default_rng(config.seed), len(ALPHABET), config.width, config.depth)
 
 
 # ---- the model: forward and backward ------------------------------------------------------------------------------
@@ -75,18 +74,6 @@ def forward(parameters: dict, tokens: np.ndarray, config: TrainingConfig):
         block_caches.append(cache)
     final = layers.final_norm(h, config)  # (B, T, d)
     return final @ parameters["unembedding"], (tokens, block_caches, h, final)  # (B, T, V)
-
-
-def cross_entropy(logits: np.ndarray, targets: np.ndarray, scored: np.ndarray):
-    """Mean −log p(target) over the scored positions, and its gradient with respect to the logits."""
-    shifted = logits - logits.max(axis=-1, keepdims=True)  # (B, T, V)
-    log_probabilities = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
-    picked = np.take_along_axis(log_probabilities, targets[..., None], axis=-1)[..., 0]  # (B, T)
-    count = scored.sum()
-    loss = -(picked * scored).sum() / count
-    grad = np.exp(log_probabilities)  # (B, T, V) softmax
-    np.put_along_axis(grad, targets[..., None], np.take_along_axis(grad, targets[..., None], axis=-1) - 1, axis=-1)
-    return float(loss), grad * (scored[..., None] / count)
 
 
 def backward(grad_logits: np.ndarray, parameters: dict, cache, config: TrainingConfig) -> dict[str, np.ndarray]:
