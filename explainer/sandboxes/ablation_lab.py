@@ -1,16 +1,25 @@
 """The first lesson's lab: switch the pillars of a transformer off and watch the residual stream layer by layer."""
 
+import time
+
 import numpy as np
 
 from explainer import figure as fig
-from explainer.ablation import MAX_DEPTH, AblationConfig, run_ablation, tokenize
+from explainer.ablation import MAX_DEPTH, AblationConfig, prepare, run_ablation, tokenize
 from explainer.sandbox import IntParam, Toggle, sandbox
 
 SENTENCE = "the hungry cat chases the small grey dog"
 SWAPPED = "the small grey dog chases the hungry cat"  # the same words, the roles of cat and dog exchanged
 RMS_LIMITS = (1e-4, 1e4)  # fixed, so turning a switch moves the bars instead of the axis
+SENTENCE_IDS, SWAPPED_IDS = tokenize(SENTENCE), tokenize(SWAPPED)
 TONES = {"HEALTHY": "good", "VANISHING": "warn", "EXPLODING": "bad", "NAN": "bad"}
-
+# A switch flipped at depth 24 asks for 24 blocks the lab has never computed: more than a frame in Pyodide (about
+# 0.5 ms per block there, nearly all of it matrix products). So every render spends what is left of SPARE_UNTIL
+# seconds, counted from its start, computing blocks the reader's next change may need: those of the arrangements one
+# switch away, and the deeper blocks of this one (for the depth slider's End key). A render that computed many blocks
+# itself has nothing left to spend.
+SPARE_UNTIL = 0.005
+BLOCKS_PER_STEP = 2  # blocks computed between two looks at the clock
 
 @sandbox(
     Toggle("positional", "Positional encoding (RoPE)", True),
@@ -22,16 +31,17 @@ TONES = {"HEALTHY": "good", "VANISHING": "warn", "EXPLODING": "bad", "NAN": "bad
 )
 def ablation_lab(positional: bool, residual: bool, rmsnorm: bool, causal_mask: bool, depth: int) -> dict:
     """Per-layer signal of a toy transformer with any of its four pillars switched off."""
-    config = AblationConfig(depth=depth, positional="rope" if positional else "none", residual=residual,
-                            norm="rmsnorm" if rmsnorm else "none", causal_mask=causal_mask)
-    result = run_ablation(config, tokenize(SENTENCE), tokenize(SWAPPED))
+    started = time.perf_counter()
+    switches = {"positional": positional, "residual": residual, "rmsnorm": rmsnorm, "causal_mask": causal_mask}
+    config = _config(depth, **switches)
+    result = run_ablation(config, SENTENCE_IDS, SWAPPED_IDS)
     layers = np.arange(depth + 1)
     # On a log axis a bar starts at the bottom edge; values past the top are drawn clipped at the edge.
     stream = np.clip(result.residual_rms, *RMS_LIMITS)
     signal = np.clip(result.token_signal, *RMS_LIMITS)
     final = depth if result.first_nonfinite_layer is None else result.first_nonfinite_layer - 1
     distinct = result.token_signal[final] / result.residual_rms[final] if result.residual_rms[final] else 0.0
-    return fig.figure(
+    description = fig.figure(
         axes=fig.axes(xlim=(-0.7, depth + 0.7), ylim=RMS_LIMITS, yscale="log", xlabel="layer (0 = embeddings)",
                       ylabel="RMS", xticks=_layer_ticks(depth)),
         marks=[
@@ -46,6 +56,26 @@ def ablation_lab(positional: bool, residual: bool, rmsnorm: bool, causal_mask: b
         ],
         status=fig.status(result.status, TONES[result.status], result.reason),
     )
+    _prepare_neighbours(depth, switches, deadline=started + SPARE_UNTIL)
+    return description
+
+
+def _config(depth: int, positional: bool, residual: bool, rmsnorm: bool, causal_mask: bool) -> AblationConfig:
+    return AblationConfig(depth=depth, positional="rope" if positional else "none", residual=residual,
+                          norm="rmsnorm" if rmsnorm else "none", causal_mask=causal_mask)
+
+
+def _prepare_neighbours(depth: int, switches: dict, deadline: float) -> None:
+    """Until `deadline`, compute blocks the next change may need, a few for each arrangement in turn."""
+    waiting = [_config(depth, **{**switches, name: not on}) for name, on in switches.items()]
+    waiting.append(_config(MAX_DEPTH, **switches))
+    step_seconds = 0.0  # the last step's time: stop when the next one would likely end past the deadline
+    while waiting and time.perf_counter() + step_seconds < deadline:
+        config = waiting.pop(0)
+        start = time.perf_counter()
+        if not prepare(config, SENTENCE_IDS, SWAPPED_IDS, blocks=BLOCKS_PER_STEP):
+            waiting.append(config)
+        step_seconds = time.perf_counter() - start
 
 
 def _layer_ticks(depth: int) -> list[tuple[int, str]]:

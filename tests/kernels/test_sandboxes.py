@@ -258,3 +258,25 @@ def test_default_render_times(capsys):
         lines.append(f"{name:>22}: {1000 * sorted(runs)[len(runs) // 2]:.2f} ms (median of {len(runs)})")
     with capsys.disabled():
         print("\ndefault render times:\n" + "\n".join(lines))
+
+
+# ---- the ablation lab: layers computed ahead ---------------------------------------------------------------------
+
+
+def test_the_ablation_lab_computes_the_arrangements_one_switch_away_with_time_to_spare(monkeypatch):
+    from explainer import ablation
+    from explainer.ablation import MAX_DEPTH
+    from explainer.sandboxes import ablation_lab
+
+    ablation.clear_cache()
+    monkeypatch.setattr(ablation_lab, "SPARE_UNTIL", 0.0)
+    hurried = render("ablation_lab", depth=6, residual=False)
+    assert len(ablation._LAYERS_CACHE) == 1  # only the arrangement shown
+    ablation.clear_cache()
+    monkeypatch.setattr(ablation_lab, "SPARE_UNTIL", 60.0)  # time for all of them
+    assert render("ablation_lab", depth=6, residual=False) == hurried
+    depths = sorted(len(stack.states) - 1 for stack in ablation._LAYERS_CACHE.values())
+    assert depths == [6, 6, 6, 6, MAX_DEPTH]  # 4 arrangements one switch away, and this one as deep as it goes
+    flipped = {key[0].residual for key in ablation._LAYERS_CACHE}
+    assert flipped == {True, False}
+    ablation.clear_cache()
