@@ -5,9 +5,12 @@ normalisation (none / RMSNorm / LayerNorm, before or after the branch) and the c
 (seeded) with the plain variance-preserving initialisation (std 1/√fan_in, no depth-dependent scaling): what the
 diagnostics show comes from the architecture, not from an initialisation tuned to make a point.
 
-`run_ablation` runs one sentence through the model and measures, layer by layer, what the lesson talks about. The
-block itself (norms, RoPE, attention, MLP, and where the switches are read) lives in explainer.layers, beside its
-backward pass, so the model that trains (explainer.training) is this model, not a copy.
+`run_ablation` runs one sentence through the model and measures, layer by layer, what the lesson talks about,
+including how alike the positions' vectors are (the cosine matrices that show rank collapse); `gradient_norms` sends
+the gradient of a next-word loss back down the same layers. The block itself (norms, RoPE, attention, MLP, and where
+the switches are read) lives in explainer.layers, beside its backward pass, so the model that trains
+(explainer.training) is this model, not a copy. Each arrangement's layers are computed once and kept (`_Stack`), so
+the lab's depth slider and switches mostly reuse work; `prepare` computes layers ahead for a caller with time to spare.
 """
 
 import dataclasses
