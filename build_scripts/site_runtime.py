@@ -2,7 +2,7 @@
 site hosts it) the Pyodide runtime itself. Plain functions: the MkDocs plugin calls them, and so could any build.
 
     <site>/assets/explainer/   sandbox.js, worker.js, render.js, protocol.js, quiz.js, sandbox.css, quiz.css, theme.json,
-                               runtime.json
+                               runtime.json (render.js and sandbox.css with their generated parts: browser_files.py)
     <site>/assets/explainer/wheels/<sha256[:16]>/explainer-<version>-py3-none-any.whl
     <site>/assets/pyodide/0.27.7/   the runtime, only with self_host
 
@@ -15,11 +15,10 @@ import os
 import shutil
 from pathlib import Path
 
-from build_scripts import pyodide_runtime
+from build_scripts import browser_files, pyodide_runtime
 from build_scripts._files import write_atomic
 from build_scripts.wheel import build_wheel
 
-BROWSER_DIR = Path(__file__).resolve().parent / "browser"
 ASSET_DIR = "assets/explainer"  # site-relative
 PYODIDE_SITE_DIR = f"assets/pyodide/{pyodide_runtime.PYODIDE_VERSION}"
 # Scripts every page loads, in order (small; they fetch nothing until a page has a sandbox).
@@ -62,12 +61,8 @@ def wheel_entry(wheel_path: Path) -> pyodide_runtime.WheelEntry:
 
 
 def copy_browser_files(site_dir: Path) -> None:
-    """Copy the browser code (everything in build_scripts/browser but its README) into the site."""
-    target = site_dir / ASSET_DIR
-    target.mkdir(parents=True, exist_ok=True)
-    for source in sorted(BROWSER_DIR.iterdir()):
-        if source.is_file() and source.suffix in (".js", ".css", ".json"):
-            shutil.copy2(source, target / source.name)
+    """Write the browser code (build_scripts/browser but its README) into the site, generated parts filled in."""
+    browser_files.write_site_files(site_dir / ASSET_DIR)
 
 
 def copy_runtime(site_dir: Path, runtime_dir: Path) -> None:
