@@ -1,6 +1,7 @@
 """The ablation lab's model: its claims hold for real, at depths 1, 8 and 24, its gradient is the loss's derivative,
 its cosine matrices show collapse, its cache of layers changes no number, and bad input is named."""
 
+import contextlib
 import dataclasses
 import math
 
@@ -82,20 +83,24 @@ def test_no_norm_deep_explodes_and_the_growth_compounds():
     assert run(1, norm="none").status == "HEALTHY"
 
 
-def test_overflow_is_reported_as_nan_status_never_raised():
-    # Scaling the embeddings far up makes the no-norm model overflow within a few layers.
-    config = AblationConfig(depth=24, norm="none")
-    from explainer import ablation
-
-    weights = ablation.init_weights(config)
-    huge = dataclasses.replace(weights, embeddings=weights.embeddings * 1e150)
-    ablation._WEIGHTS_CACHE[(config.seed, config.width)] = huge
+@contextlib.contextmanager
+def overflowing(config):
+    """`config`'s model with its embeddings scaled far up: without a norm it overflows within a few layers."""
+    weights = init_weights(config)
+    ablation._WEIGHTS_CACHE[(config.seed, config.width)] = dataclasses.replace(weights,
+                                                                                embeddings=weights.embeddings * 1e150)
     ablation.clear_cache()  # computed layers belong to the real weights
     try:
-        result = run_ablation(config, SENTENCE, SWAPPED)
+        yield
     finally:
         ablation._WEIGHTS_CACHE[(config.seed, config.width)] = weights
         ablation.clear_cache()
+
+
+def test_overflow_is_reported_as_nan_status_never_raised():
+    config = AblationConfig(depth=24, norm="none")
+    with overflowing(config):
+        result = run_ablation(config, SENTENCE, SWAPPED)
     assert result.status == "NAN" and result.first_nonfinite_layer is not None
     assert f"layer {result.first_nonfinite_layer}" in result.reason
     assert math.isnan(result.residual_rms[-1]) and math.isnan(result.word_order_sensitivity)
@@ -153,8 +158,6 @@ def test_bad_tokens_are_named():
 
 def test_a_shallower_run_after_a_deeper_one_gives_exactly_what_a_fresh_run_gives():
     # The lab keeps computed layers (depth d is the first d blocks of 24): reuse must not change a single number.
-    from explainer import ablation
-
     for switches in ({}, {"norm": "none"}, {"residual": False, "positional": "none"}):
         ablation.clear_cache()
         fresh = {depth: run(depth, **switches) for depth in (3, 11)}
@@ -196,7 +199,8 @@ GRADIENT_SWITCHES = [{}, {"residual": False}, {"norm": "none"}, {"positional": "
                      {"placement": "post", "norm": "layernorm"}]
 
 
-@pytest.mark.parametrize("switches", GRADIENT_SWITCHES, ids=lambda s: ",".join(f"{k}={v}" for k, v in s.items()) or "full")
+@pytest.mark.parametrize("switches", GRADIENT_SWITCHES,
+                         ids=lambda s: ",".join(f"{k}={v}" for k, v in s.items()) or "full")
 def test_the_gradient_at_every_layer_is_the_losss_derivative(switches, rng):
     config = AblationConfig(depth=3, width=16, heads=2, **switches)
     loss, gradients = loss_gradients(config, SENTENCE, SWAPPED)
@@ -240,15 +244,8 @@ def test_without_the_norm_the_gradient_compounds_on_the_way_down():
 
 def test_an_overflowed_stream_has_nan_gradients_not_an_error():
     config = AblationConfig(depth=24, norm="none")
-    weights = init_weights(config)
-    ablation._WEIGHTS_CACHE[(config.seed, config.width)] = dataclasses.replace(weights,
-                                                                                embeddings=weights.embeddings * 1e150)
-    ablation.clear_cache()
-    try:
+    with overflowing(config):
         report = gradient_norms(config, SENTENCE, SWAPPED)
-    finally:
-        ablation._WEIGHTS_CACHE[(config.seed, config.width)] = weights
-        ablation.clear_cache()
     assert math.isnan(report.loss) and all(math.isnan(n) for n in report.gradient_norm)
 
 
@@ -295,15 +292,8 @@ def test_cosine_similarities_of_given_vectors():
 
 def test_past_an_overflow_the_cosines_are_nan():
     config = AblationConfig(depth=24, norm="none")
-    weights = init_weights(config)
-    ablation._WEIGHTS_CACHE[(config.seed, config.width)] = dataclasses.replace(weights,
-                                                                                embeddings=weights.embeddings * 1e150)
-    ablation.clear_cache()
-    try:
+    with overflowing(config):
         result = run_ablation(config, SENTENCE, SWAPPED)
-    finally:
-        ablation._WEIGHTS_CACHE[(config.seed, config.width)] = weights
-        ablation.clear_cache()
     assert not np.isnan(result.cosine_similarity[0]).any()
     assert np.isnan(result.cosine_similarity[result.first_nonfinite_layer]).all()
 
