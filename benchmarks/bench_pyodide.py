@@ -15,9 +15,10 @@ Ours is the p95 of the CPU time the Node process spent per change (process.cpuUs
 work, wall time (printed too) mostly measures the neighbours. The baseline is what a 16 ms frame leaves for Python:
 16 ms minus the median time of the rest of an update, measured in the same run in headless Chromium on a page that
 does what the site does around Python (post the parameters to a Pyodide worker, which renders on its next task; JSON
-of the reply; the structured clone back; the site's own render.js building the SVG into the page). Not in it: the
-input event's handling and sandbox.js's readouts, and style, layout and paint, which the site's own update measure
-(bench_sandboxes item 2) leaves out as well. The rest's p95 is printed; on a busy machine it is scheduling noise.
+of the reply; the structured clone back; the site's own render.js building the SVG into the page, and the readouts'
+HTML set). Not in it: the input event's handling and sandbox.js's bookkeeping, and style, layout and paint, which
+the site's own update measure (bench_sandboxes item 2) leaves out as well. The rest's p95 is printed; on a busy
+machine it is mostly scheduling noise.
 """
 
 import json
@@ -172,10 +173,11 @@ def pyodide_milliseconds(plans: dict, wheel: Path, repeats: int = REPEATS) -> tu
 ALLOWANCE_PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,"><title>update allowance</title>
 <script src="render.js"></script></head>
-<body><div id="figure"></div>
+<body><div id="figure"></div><div id="readouts"></div>
 <script>
-  // Like the site: the page posts the parameters, the worker renders on its next task and replies; the page draws
-  // the description with the site's own renderer into the page. Each change waits GAP_MS after the previous one.
+  // Like the site: the page posts the parameters, the worker renders on its next task and replies with the view
+  // ({figure, label, readouts_html}); the page draws the figure with the site's own renderer and puts the readouts'
+  // HTML in. Each change waits `gapMs` after the previous one.
   const worker = new Worker("worker.js");
   let resolveReply = null;
   worker.onmessage = (event) => resolveReply(event.data);
@@ -189,7 +191,9 @@ ALLOWANCE_PAGE = """<!doctype html>
       const start = performance.now();
       const reply = await ask({sandbox, params});
       if (!reply.ok) throw new Error(JSON.stringify(reply.error));
-      document.getElementById("figure").replaceChildren(ExplainerRender.renderFigure(reply.value, {}));
+      const {figure, label, readouts_html: readouts} = reply.value;
+      document.getElementById("figure").replaceChildren(ExplainerRender.renderFigure(figure, {label}));
+      document.getElementById("readouts").innerHTML = readouts;
       timings.push([performance.now() - start, reply.python_ms]);
     }
     return timings;
@@ -211,19 +215,23 @@ async function boot() {
   renderJson = pyodide.pyimport("explainer.sandbox").render_json;
   self.reset = () => pyodide.runPython(%(setup)s);
 }
+let pending = null;
+const wake = new MessageChannel();  // as the site's worker: the render runs on its next task, without setTimeout
+wake.port1.onmessage = () => {
+  const message = pending;
+  if (message.setup) self.reset();
+  const start = performance.now();
+  const text = renderJson(message.sandbox, JSON.stringify(message.params));
+  const python_ms = performance.now() - start;
+  self.postMessage({...JSON.parse(text), python_ms});
+};
 self.onmessage = (event) => {
-  const message = event.data;
-  if (message.boot) {
+  if (event.data.boot) {
     boot().then(() => self.postMessage({ok: true}), (error) => self.postMessage({ok: false, error: String(error)}));
     return;
   }
-  setTimeout(() => {  // the site's worker renders on its next task, after any cancel that arrived meanwhile
-    if (message.setup) self.reset();
-    const start = performance.now();
-    const text = renderJson(message.sandbox, JSON.stringify(message.params));
-    const python_ms = performance.now() - start;
-    self.postMessage({...JSON.parse(text), python_ms});
-  }, 0);
+  pending = event.data;
+  wake.port2.postMessage(null);
 };
 """
 
@@ -233,6 +241,7 @@ def chromium_milliseconds(plans: dict, wheel: Path) -> dict[str, list[tuple[floa
     from playwright.sync_api import sync_playwright
 
     import support
+    from build_scripts.browser_files import site_files
     from build_scripts.pyodide_runtime import DEFAULT_RUNTIME_DIR
 
     executable = shutil.which("chromium")
@@ -242,7 +251,7 @@ def chromium_milliseconds(plans: dict, wheel: Path) -> dict[str, list[tuple[floa
         root = Path(scratch)
         (root / "pyodide").symlink_to(DEFAULT_RUNTIME_DIR)
         shutil.copy2(wheel, root / "explainer.whl")
-        shutil.copy2(PROJECT_ROOT / "build_scripts" / "browser" / "render.js", root / "render.js")
+        (root / "render.js").write_text(site_files()["render.js"], encoding="utf-8")  # as the site serves it
         (root / "index.html").write_text(ALLOWANCE_PAGE, encoding="utf-8")
         (root / "worker.js").write_text(ALLOWANCE_WORKER % {"setup": json.dumps(RESET_LAB)}, encoding="utf-8")
         server = support.StaticSiteServer(root)
