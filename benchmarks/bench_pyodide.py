@@ -6,10 +6,11 @@ boots the offline runtime of build/pyodide/ in Node, installs numpy from it and 
 sources by build_scripts.wheel) the way the site's worker does, and times `explainer.sandbox.render_json(sandbox,
 params)` over the changes a reader makes: every control of every sandbox, sliders to both extremes and one step in
 from each (End, ArrowLeft, Home, ArrowRight, 15 changes per control, as bench_sandboxes presses them), toggles
-flipped, choices cycled, each change on top of the previous ones. The ablation lab is swept three times: its toggles
-at the starting depth 12, its depth slider, and its toggles at depth 24 (the most work per change). Each sweep runs
-REPEATS times, every time from a fresh lab (its cache of computed layers cleared), as a new visit starts. CPython
-runs the same sweeps in this process, for comparison. A few CALLS time work the lab does not draw yet.
+flipped, choices cycled, each change on top of the previous ones, GAP_MS apart (idle time, in which the ablation lab
+prepares what the next change may need: explainer.idle). The ablation lab is swept three times: its toggles at the
+starting depth 12, its depth slider, and its toggles at depth 24 (the most work per change). Each sweep runs REPEATS
+times, every time from a fresh lab (its cache of computed layers cleared), as a new visit starts. CPython runs the
+same sweeps in this process, for comparison. A few CALLS time work the lab does not draw yet.
 
 Ours is the p95 of the CPU time the Node process spent per change (process.cpuUsage): on a machine shared with other
 work, wall time (printed too) mostly measures the neighbours. The baseline is what a 16 ms frame leaves for Python:
@@ -40,9 +41,9 @@ HARNESS = Path(__file__).resolve().parent / "pyodide_node.mjs"
 FRAME_BUDGET_SECONDS = 0.016
 CHANGES_PER_CONTROL = 15
 SLIDER_MOVES = ("max", "max - step", "min", "min + step")  # End, ArrowLeft, Home, ArrowRight
-REPEATS = 3  # of every sweep, in Node and in CPython (Chromium: once)
+REPEATS = 2  # of every sweep, in Node and in CPython (Chromium: once)
 CALL_REPEATS = 20
-GAP_MS = 20  # between two changes in Chromium: a reader's changes come apart, not back to back
+GAP_MS = 50  # between two changes (Node, Chromium): a reader's changes come apart, and idle work runs between
 RESET_LAB = "import explainer.ablation as _lab; _lab.clear_cache()"
 
 # Work the ablation lab does not draw yet (issue 17's gradient view), and the cold forward pass its spare time hides.
@@ -153,7 +154,8 @@ def pyodide_milliseconds(plans: dict, wheel: Path, repeats: int = REPEATS) -> tu
     node = shutil.which("node")
     if not node or not (DEFAULT_RUNTIME_DIR / "pyodide.asm.wasm").is_file():
         raise RuntimeError("bench_pyodide: needs node and the offline Pyodide runtime: run `make setup`")
-    plan = {"indexURL": f"{DEFAULT_RUNTIME_DIR}/", "wheel": str(wheel), "repeats": repeats, "setup": RESET_LAB,
+    plan = {"indexURL": f"{DEFAULT_RUNTIME_DIR}/", "wheel": str(wheel), "repeats": repeats, "gap_ms": GAP_MS,
+            "setup": RESET_LAB,
             "sweeps": list(plans.values()),
             "calls": [{"label": label, "setup": setup, "repeats": CALL_REPEATS} for label, setup in CALLS.items()]}
     done = subprocess.run([node, str(HARNESS)], input=json.dumps(plan), capture_output=True, text=True,

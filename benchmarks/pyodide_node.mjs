@@ -3,7 +3,7 @@
 //   node benchmarks/pyodide_node.mjs < plan.json > timings.json
 //
 // The plan (written by benchmarks/bench_pyodide.py) is
-//   {indexURL, wheel, repeats, setup, sweeps: [{sandbox, start, changes: [params, ...]}, ...],
+//   {indexURL, wheel, repeats, gap_ms, setup, sweeps: [{sandbox, start, changes: [params, ...]}, ...],
 //    calls: [{label, setup, repeats}, ...]}
 // Pyodide boots from indexURL (the offline runtime in build/pyodide/<version>/), loads numpy from it (its sha256 is
 // checked against the lock file, as in the browser) and unpacks the explainer wheel into site-packages the way the
@@ -13,7 +13,8 @@
 // sandbox renders `start` untimed (what a reader sees before touching a control); then every change is one
 // `render_json(sandbox, JSON of params)` call, as the worker makes it, timed twice: wall time (performance.now) and
 // the process's CPU time (process.cpuUsage), since on a machine shared with other work wall time also measures the
-// neighbours. Each sweep runs `repeats` times.
+// neighbours. Between two changes the event loop runs for `gap_ms`, as between a reader's changes, so work a sandbox
+// leaves for idle time (explainer.idle) runs there, untimed. Each sweep runs `repeats` times.
 // Calls: for work no sandbox does yet, `setup` defines a Python function `case()`, called and timed `repeats` times.
 //
 // The reply is {boot_ms, sweeps: [{sandbox, repetitions: [{ms, cpu_ms}]}], calls: [{label, ms, cpu_ms}]} (lists of
@@ -51,6 +52,8 @@ function render(sandbox, params) {
   if (!reply.ok) throw new Error(`${sandbox} ${JSON.stringify(params)}: ${reply.error.message}\n${reply.error.detail}`);
 }
 
+const pause = () => new Promise((resolve) => setTimeout(resolve, plan.gap_ms));
+
 const sweeps = [];
 for (const {sandbox, start, changes} of plan.sweeps) {
   const repetitions = [];
@@ -60,6 +63,7 @@ for (const {sandbox, start, changes} of plan.sweeps) {
     const ms = [];
     const cpuMs = [];
     for (const params of changes) {
+      await pause();
       const call = timed(() => renderJson(sandbox, JSON.stringify(params)));
       ms.push(call.ms);
       cpuMs.push(call.cpuMs);

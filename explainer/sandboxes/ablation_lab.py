@@ -1,10 +1,9 @@
 """The first lesson's lab: switch the pillars of a transformer off and watch the residual stream layer by layer."""
 
-import time
-
 import numpy as np
 
 from explainer import figure as fig
+from explainer import idle
 from explainer.ablation import MAX_DEPTH, AblationConfig, prepare, run_ablation, tokenize
 from explainer.sandbox import IntParam, Toggle, sandbox
 
@@ -13,13 +12,7 @@ SWAPPED = "the small grey dog chases the hungry cat"  # the same words, the role
 RMS_LIMITS = (1e-4, 1e4)  # fixed, so turning a switch moves the bars instead of the axis
 SENTENCE_IDS, SWAPPED_IDS = tokenize(SENTENCE), tokenize(SWAPPED)
 TONES = {"HEALTHY": "good", "VANISHING": "warn", "EXPLODING": "bad", "NAN": "bad"}
-# A switch flipped at depth 24 asks for 24 blocks the lab has never computed: more than a frame in Pyodide (about
-# 0.5 ms per block there, nearly all of it matrix products). So every render spends what is left of SPARE_UNTIL
-# seconds, counted from its start, computing blocks the reader's next change may need: those of the arrangements one
-# switch away, and the deeper blocks of this one (for the depth slider's End key). A render that computed many blocks
-# itself has nothing left to spend.
-SPARE_UNTIL = 0.005
-BLOCKS_PER_STEP = 2  # blocks computed between two looks at the clock
+
 
 @sandbox(
     Toggle("positional", "Positional encoding (RoPE)", True),
@@ -31,7 +24,6 @@ BLOCKS_PER_STEP = 2  # blocks computed between two looks at the clock
 )
 def ablation_lab(positional: bool, residual: bool, rmsnorm: bool, causal_mask: bool, depth: int) -> dict:
     """Per-layer signal of a toy transformer with any of its four pillars switched off."""
-    started = time.perf_counter()
     switches = {"positional": positional, "residual": residual, "rmsnorm": rmsnorm, "causal_mask": causal_mask}
     config = _config(depth, **switches)
     result = run_ablation(config, SENTENCE_IDS, SWAPPED_IDS)
@@ -56,7 +48,7 @@ def ablation_lab(positional: bool, residual: bool, rmsnorm: bool, causal_mask: b
         ],
         status=fig.status(result.status, TONES[result.status], result.reason),
     )
-    _prepare_neighbours(depth, switches, deadline=started + SPARE_UNTIL)
+    idle.later("ablation_lab", _preparing(depth, switches))
     return description
 
 
@@ -65,17 +57,24 @@ def _config(depth: int, positional: bool, residual: bool, rmsnorm: bool, causal_
                           norm="rmsnorm" if rmsnorm else "none", causal_mask=causal_mask)
 
 
-def _prepare_neighbours(depth: int, switches: dict, deadline: float) -> None:
-    """Until `deadline`, compute blocks the next change may need, a few for each arrangement in turn."""
+def _preparing(depth: int, switches: dict):
+    """The lab's work for idle time: a step that computes one block of what the reader's next change may need.
+
+    A switch flipped at depth 24 asks for 24 blocks never computed: more than a frame in Pyodide (about 0.6 ms a
+    block there, nearly all of it matrix products). So between changes the lab computes, one block per step and the
+    arrangements in turn, the blocks of the arrangements one switch away and the deeper blocks of this one (for the
+    depth slider's End key). The step returns True once all of them are computed.
+    """
     waiting = [_config(depth, **{**switches, name: not on}) for name, on in switches.items()]
     waiting.append(_config(MAX_DEPTH, **switches))
-    step_seconds = 0.0  # the last step's time: stop when the next one would likely end past the deadline
-    while waiting and time.perf_counter() + step_seconds < deadline:
+
+    def step() -> bool:
         config = waiting.pop(0)
-        start = time.perf_counter()
-        if not prepare(config, SENTENCE_IDS, SWAPPED_IDS, blocks=BLOCKS_PER_STEP):
+        if not prepare(config, SENTENCE_IDS, SWAPPED_IDS, blocks=1):
             waiting.append(config)
-        step_seconds = time.perf_counter() - start
+        return not waiting
+
+    return step
 
 
 def _layer_ticks(depth: int) -> list[tuple[int, str]]:
