@@ -35,12 +35,13 @@ def _run(key: str) -> None:
     step = _waiting.get(key)
     if step is None:
         return
+    done = True  # unless the step says otherwise: work that raised, even KeyboardInterrupt, is dropped
     try:
         done = step()
     except Exception:  # a bug here must not break the page: the work is dropped, and said so on the console
         traceback.print_exc()
-        done = True
-    if done and _waiting.get(key) is step:
-        del _waiting[key]
-    if key in _waiting:
-        _call_soon(lambda: _run(key))
+    finally:
+        if done and _waiting.get(key) is step:
+            del _waiting[key]
+        if key in _waiting:
+            _call_soon(lambda: _run(key))

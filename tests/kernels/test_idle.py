@@ -60,6 +60,20 @@ def test_a_failing_step_is_dropped_and_reported(browser, capsys):
     assert idle._waiting == {}
 
 
+def test_an_interrupted_step_leaves_no_stuck_key(browser):
+    # An interrupt meant for a reader's code cell may land in idle work: the work stops, and later work still runs.
+    def interrupted():
+        raise KeyboardInterrupt
+
+    idle.later("lab", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        browser.pop(0)()
+    log = []
+    idle.later("lab", counter(1, log, "after"))
+    run_all(browser)
+    assert log == ["after"]
+
+
 def test_outside_the_browser_nothing_is_left_for_later(monkeypatch):
     monkeypatch.setattr(idle, "IN_BROWSER", False)
     monkeypatch.setattr(idle, "_call_soon", lambda callback: pytest.fail("scheduled outside the browser"))
