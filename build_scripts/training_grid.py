@@ -24,13 +24,12 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from multiprocessing import get_context
 from pathlib import Path
 
-from build_scripts._files import files_digest, write_atomic
+from build_scripts._files import files_digest, module_files, write_atomic
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CACHE_DIR = PROJECT_ROOT / ".cache" / "training"
 # What a run's numbers depend on besides its config; any change to these retrains the grid.
-CODE_FILES = ("explainer/layers.py", "explainer/training.py", "explainer/tasks.py", "explainer/ablation.py",
-              "explainer/_checks.py")
+TRAINING_MODULE = "explainer.training"  # the training code: this module and what it imports from explainer
 
 SEEDS = (0, 1, 2)  # every configuration trains once per seed: three draws give a range, not a single anecdote
 
@@ -40,8 +39,8 @@ Progress = Callable[[str], None]  # receives one line of text per finished run
 
 @functools.cache
 def code_digest() -> str:
-    """A hash of the training code (CODE_FILES)."""
-    return files_digest((PROJECT_ROOT / name for name in CODE_FILES), PROJECT_ROOT)
+    """A hash of the training code: explainer.training and every explainer module it imports."""
+    return files_digest(module_files(PROJECT_ROOT, ("explainer",), TRAINING_MODULE), PROJECT_ROOT)
 
 
 def run_key(config) -> str:
