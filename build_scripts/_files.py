@@ -1,6 +1,8 @@
-"""Where every build cache lives, and the file chores they share: hashing the sources an output depends on, writing
-an output so that a reader never sees it half written, and keeping a folder of outputs stamped with its sources."""
+"""Where every build cache lives, and the file chores they share: finding and hashing the sources an output depends
+on, writing an output so that a reader never sees it half written, and keeping a folder of outputs stamped with its
+sources."""
 
+import ast
 import functools
 import hashlib
 import os
@@ -40,6 +42,37 @@ def _size_and_time(path: Path) -> tuple[int, int]:
 @functools.lru_cache(maxsize=8)
 def _digest_of(root: Path, signature: tuple) -> str:
     return files_digest([path for path, *_ in signature], root)
+
+
+@functools.cache
+def _imported_modules(path: Path, mtime_ns: int) -> tuple[str, ...]:
+    names = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names += [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+    return tuple(names)
+
+
+def module_files(root: Path, packages: tuple[str, ...], *modules: str) -> set[Path]:
+    """The source files of `modules` and of every module of `packages` they import, directly or not (read with ast,
+    nothing is imported): what a cached output made by those modules depends on."""
+    found: set[Path] = set()
+    queue = list(modules)
+    while queue:
+        name = queue.pop()
+        if name.split(".")[0] not in packages:
+            continue
+        parts = name.split(".")
+        candidates = [root.joinpath(*parts).with_suffix(".py"), root.joinpath(*parts, "__init__.py")]
+        path = next((c for c in candidates if c.is_file()), None)
+        if path is None or path in found:
+            continue
+        found.add(path)
+        queue += _imported_modules(path, path.stat().st_mtime_ns)
+        queue += [".".join(parts[:end]) for end in range(1, len(parts))]  # importing a.b runs a/__init__.py too
+    return found
 
 
 def write_atomic(path: Path, data: str | bytes) -> None:

@@ -348,18 +348,6 @@ def prenorm_vs_postnorm(theme: Theme):
     return figure
 
 
-# ---- 5. the shadow of v on u ----------------------------------------------------------------------------------------
-
-
-@illustration("projection_shadow", sandbox="projection_shadow", alt=(
-    "The unit vector u = [0.6, 0.8] and the vector v = [5, 0] from the origin, and the dashed line of u. Dropping v "
-    "onto that line at a right angle leaves the shadow v∥ = (uᵀv) u = [1.8, 2.4], of length 3, and the rest "
-    "v⊥ = [3.2, −2.4], of length 4, runs from the shadow's tip to v."))
-def projection_shadow(theme: Theme):
-    """The projection_shadow sandbox at its starting values, the essay's v = [5, 0] and u = [0.6, 0.8]."""
-    return _sandbox_views(theme, "projection_shadow", [{}], height=360)
-
-
 # ---- 6. the two projection matrices ---------------------------------------------------------------------------------
 
 
@@ -583,17 +571,6 @@ def perpendicular_second_order(theme: Theme):
     figure.text(0.5, 0.04, f"Halve ε and Δr falls {quarter}×: the change is second order.", ha="center",
                 fontsize=theme.font("label"), color=theme.color("muted"))
     return figure
-
-
-# ---- 10. two recurrences --------------------------------------------------------------------------------------------
-
-
-@illustration("recurrences", sandbox="recurrence", alt=(
-    "Two paths over 16 layers from h₀ = 1, a dot per layer. Adding 10% of the current value each layer compounds "
-    "to about 4.595; adding a fixed 0.1 each layer grows in a straight line to 2.6."))
-def recurrences(theme: Theme):
-    """The recurrence sandbox at its starting values, the essay's α = c = 0.1 over 16 layers: 4.595 against 2.6."""
-    return _sandbox_views(theme, "recurrence", [{}], height=340)
 
 
 # ---- 11. the four pillars -------------------------------------------------------------------------------------------

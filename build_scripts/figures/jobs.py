@@ -9,6 +9,7 @@ up to date; the manifest records what each file is. Files are written to a tempo
 import dataclasses
 import functools
 import hashlib
+import importlib.util
 import inspect
 import json
 import os
@@ -18,7 +19,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from build_scripts._files import CACHE_DIR, files_digest, write_atomic
+from build_scripts._files import CACHE_DIR, files_digest, module_files, write_atomic
 from build_scripts.progress import Progress
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent.parent
@@ -116,7 +117,8 @@ class FigureJob:
         from build_scripts.figures.registry import get_declaration
 
         declaration = get_declaration(self.name)
-        return declaration.source + (_sandbox_source(declaration.sandbox) if declaration.sandbox else "")
+        return (declaration.source + (_sandbox_source(declaration.sandbox) if declaration.sandbox else "")
+                + _build_code_digest(declaration.module))
 
     def render(self) -> bytes:
         """Draw the figure and return its SVG bytes."""
@@ -137,6 +139,15 @@ class FigureJob:
 
                 figure = load(self.name, self.module)(theme)
         return svg_bytes(figure, theme)
+
+
+@functools.cache
+def _build_code_digest(module: str) -> str:
+    """The build code an illustration's module imports (say the training grid, whose seeds its figure draws), read
+    from source: the module's own code counts only through the function and helpers the figure uses."""
+    own = Path(importlib.util.find_spec(module).origin).resolve()
+    files = module_files(PROJECT_ROOT, ("build_scripts",), module) - {own}
+    return files_digest(files, PROJECT_ROOT)
 
 
 def _sandbox_source(name: str) -> str:

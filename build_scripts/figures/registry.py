@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 # Modules that declare illustrations (read as source; imported only to draw).
-ILLUSTRATION_MODULES = ["build_scripts.figures.illustrations", "build_scripts.figures.training_figures"]
+ILLUSTRATION_MODULES = ["build_scripts.figures.illustrations", "build_scripts.figures.training_figures",
+                        "build_scripts.figures.diagrams"]
 
 _REGISTERED: dict[str, Callable] = {}  # filled by @illustration when a module is imported
 

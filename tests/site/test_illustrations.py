@@ -19,9 +19,9 @@ from explainer.sandbox import get_sandbox
 from support import PROJECT_ROOT
 
 ESSAY_FIGURES = (
-    "magnitude_vs_direction", "rmsnorm_sphere", "attention_scale", "prenorm_vs_postnorm", "projection_shadow",
-    "projection_matrices", "jacobian_tangent_plane", "tangent_zoom", "perpendicular_second_order", "recurrences",
-    "four_pillars",
+    "magnitude_vs_direction", "rmsnorm_sphere", "attention_scale", "prenorm_vs_postnorm",
+    "projection_matrices", "jacobian_tangent_plane", "tangent_zoom", "perpendicular_second_order",
+    "four_pillars", "decoder_model",
 )
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -32,14 +32,14 @@ DRAWN_TEXT = {
     "attention_scale": ["weight on token 1 0.000045", "weight on token 2 0.999955", "score 10.00", "score 20.00",
                         "scores [1, 2] (s = 1)"],
     "prenorm_vs_postnorm": ["hₗ₊₁ = hₗ + F(N(hₗ))", "hₗ₊₁ = N(hₗ + F(hₗ))"],
-    "projection_shadow": ["uᵀv 3.000", "‖v∥‖ 3.000", "‖v⊥‖ 4.000", "v∥ (shadow)", "v⊥"],
     "projection_matrices": ["P x = u uᵀ x", "(I − P) x"],
     "jacobian_tangent_plane": ["sideways → × √2/5 ≈ 0.28", "J·dh = 0", "‖dh‖ = 0.1"],
     "tangent_zoom": ["half-width w 1.0000", "half-width w 0.2500", "half-width w 0.0625", "max gap 1.000",
                      "max gap / w² 1.000"],
     "perpendicular_second_order": ["Δr = 0.001", "Δr = 0.00025", "r = 5", "Δr falls 4×"],
-    "recurrences": ["(1 + α)ᴸ · h₀ 4.595", "h₀ + L · c 2.600", "h ← (1 + α)·h", "h ← h + c"],
     "four_pillars": ["Attention", "MLP", "RMSNorm", "−∞", "t = 3"],
+    "decoder_model": ["token embedding", "RMSNorm", "MLP", "causal mask", "positions (RoPE)", "residual",
+                      "width d = 64", "L = 1 to 24"],
 }
 
 # The explainer calls each figure's own source (or the sandbox it draws) must make: where its numbers come from.
@@ -47,13 +47,12 @@ KERNEL_CALLS = {
     "magnitude_vs_direction": ["rmsnorm("],
     "rmsnorm_sphere": ["rmsnorm("],
     "attention_scale": ["softmax("],
-    "projection_shadow": ["projection("],
     "projection_matrices": ["projection_matrix(", "rejection_matrix("],
     "jacobian_tangent_plane": ["rmsnorm(", "rmsnorm_jacobian("],
     "tangent_zoom": ["zoom_window("],
     "perpendicular_second_order": ["perpendicular_length_change("],
-    "recurrences": ["proportional_recurrence(", "constant_recurrence("],
     "four_pillars": ["rotate(", "attention_scores("],
+    "decoder_model": ["AblationConfig(", "MAX_DEPTH"],
 }
 
 
@@ -159,8 +158,7 @@ def test_figure_takes_its_numbers_from_explainer(name):
         assert call in source, f"{name} should call {call}...) rather than type its numbers in"
 
 
-SANDBOX_SCENES = {"projection_shadow": "projection_shadow", "recurrences": "recurrence",
-                  "attention_scale": "attention_scale", "tangent_zoom": "tangent_zoom"}
+SANDBOX_SCENES = {"attention_scale": "attention_scale", "tangent_zoom": "tangent_zoom"}
 
 
 @pytest.mark.parametrize("name", sorted(SANDBOX_SCENES))
