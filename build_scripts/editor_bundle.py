@@ -2,8 +2,8 @@
 pinned esbuild from build_scripts/browser/editor/entry.js into a minified classic script.
 
 Built at site build, cached under build/cache/editor/ by a hash of everything the output depends on (the entry file,
-package-lock.json, esbuild's arguments), so an unchanged editor is bundled once. `python -m build_scripts.editor_bundle`
-prints the path of the bundle (building it if needed).
+the exact versions installed in node_modules, esbuild's arguments), so an unchanged editor is bundled once.
+`python -m build_scripts.editor_bundle` prints the path of the bundle (building it if needed).
 """
 
 import hashlib
@@ -27,9 +27,13 @@ class EditorBundleError(RuntimeSetupError):
 
 
 def bundle_digest(root: Path = PROJECT_ROOT) -> str:
-    """sha256 over what the bundle depends on: the entry file, the npm lock (every package's exact version), args."""
+    """sha256 over what the bundle depends on: the entry file, what npm installed (every package's exact version and
+    integrity, from node_modules/.package-lock.json, which `npm ci` writes from package-lock.json), esbuild's args."""
+    installed = root / "node_modules" / ".package-lock.json"
+    if not installed.is_file():
+        raise EditorBundleError(f"{installed} not found: run `make setup` (npm ci installs CodeMirror and esbuild)")
     digest = hashlib.sha256()
-    for part in ((root / ENTRY.relative_to(PROJECT_ROOT)).read_bytes(), (root / "package-lock.json").read_bytes(),
+    for part in ((root / ENTRY.relative_to(PROJECT_ROOT)).read_bytes(), installed.read_bytes(),
                  " ".join(ESBUILD_ARGS).encode()):
         digest.update(hashlib.sha256(part).digest())
     return digest.hexdigest()

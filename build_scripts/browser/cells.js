@@ -90,7 +90,7 @@
     });
   }
 
-  // ---- storage: a reader's edits, per page and cell ------------------------------------------------------------------
+  // ---- storage: a reader's edits, per page and cell -----------------------------------------------------------------
 
   function storageKey(number) {
     return `${STORAGE_PREFIX}${location.pathname}#${number}`;
@@ -122,7 +122,7 @@
   class Page {
     constructor() {
       this.cells = [];
-      this.sessions = new Map();  // session name → {generation, ran: Set of cells}
+      this.sessions = new Map();  // session key → {generation, ran: Set of cells}
       this.queue = Promise.resolve();
     }
 
@@ -135,9 +135,11 @@
       return session;
     }
 
-    /** The cells above `cell` in its session that have not run in the current namespace, in page order. */
+    /** The cells above `cell` in its named session that have not run in the current namespace, in page order.
+     * Cells that name no session share the page's namespace but never run one another. */
     missing(cell) {
-      const session = this.session(cell.config.session);
+      if (!cell.config.session) return [];
+      const session = this.session(cell.sessionKey);
       return this.cells.filter((other) => other.config.session === cell.config.session
         && other.number < cell.number && !session.ran.has(other));
     }
@@ -148,12 +150,12 @@
       return next;
     }
 
-    forget(sessionName) {
-      this.sessions.delete(sessionName);
+    forget(sessionKey) {
+      this.sessions.delete(sessionKey);
     }
   }
 
-  // ---- one cell ------------------------------------------------------------------------------------------------------
+  // ---- one cell -----------------------------------------------------------------------------------------------------
 
   class CellView {
     constructor(root, config, page) {
@@ -162,8 +164,9 @@
       this.page = page;
       this.number = Number(root.dataset.cell);
       this.name = config.title || `cell ${this.number}`;
-      // Sessions live in the worker for the whole visit: the page's path keeps two pages' "page" sessions apart.
-      this.sessionKey = `${location.pathname}#${config.session}`;
+      // Sessions live in the worker for the whole visit: the page's path keeps two pages' sessions apart. Cells
+      // that name no session share the page's own namespace.
+      this.sessionKey = config.session ? `${location.pathname}#${config.session}` : location.pathname;
       this.editor = null;
       this.running = false;
       this.unmounted = false;
@@ -290,7 +293,7 @@
       this.editor.markLine(null);
       this.setStatus("Running…");
       const limit = Math.min(this.config.timeout, runtime.manifest.timeout_ms / 1000);
-      const session = this.page.session(this.config.session);
+      const session = this.page.session(this.sessionKey);
       const started = performance.now();
       const {reply} = runtime.call(Protocol.OPS.RUN, {
         code: this.editor.getCode(), session: this.sessionKey, setup: this.config.setup, check: this.config.check,
@@ -303,7 +306,7 @@
       try {
         message = await reply;
       } catch (stopped) {  // the worker went away: every session's variables with it
-        this.page.forget(this.config.session);
+        this.page.forget(this.sessionKey);
         const why = stopped.culprit ? firstLine(stopped.reason) : "Python stopped while this cell was waiting";
         return this.finish("stopped", `Stopped: ${why}, so Python was restarted and this session's variables are `
           + "gone; run the cell again to start afresh.");
@@ -421,9 +424,9 @@
     }
 
     restart() {
-      this.page.forget(this.config.session);
+      this.page.forget(this.sessionKey);
       for (const cell of this.page.cells) {
-        if (cell.config.session === this.config.session && !cell.running) cell.clearOutput();
+        if (cell.sessionKey === this.sessionKey && !cell.running) cell.clearOutput();
       }
       const done = "Restarted: the variables of this cell's session are forgotten.";
       if (runtime.state !== "ready") {

@@ -1,7 +1,7 @@
 """The `cell` block: a fenced Python code block that readers can edit and run in the page.
 
     /// cell | Write your own RMSNorm          (the title is optional)
-    session: norm          # cells of one session share their variables, in page order (default: one per page)
+    session: norm          # cells of one session build on each other, in page order (see README.md)
     timeout: 5             # seconds the code may run before it is stopped (default 10, at most 60)
     autorun: true          # run as soon as the cell nears the screen (default false: the reader presses Run)
     setup: |               # hidden code run before the cell's, each time
@@ -52,7 +52,6 @@ NAME = "cell"
 LANGUAGES = ("python", "py")
 DEFAULT_TIMEOUT = 10  # seconds
 MAX_TIMEOUT = BOOT_TIMEOUT_MS / 1000  # the runtime's own limit on any request (runtime.json's timeout_ms)
-DEFAULT_SESSION = "page"
 RE_SESSION = re.compile(r"[A-Za-z][\w-]{0,39}")
 CHECK_KEYS = ("output", "test", "success", "failure")
 TITLE_SHOWN = 48  # characters of the title an error message quotes
@@ -126,7 +125,7 @@ def _check(value, option: str) -> dict:
 
 
 OPTIONS: dict[str, tuple[object, Callable]] = {
-    "session": (DEFAULT_SESSION, _session),
+    "session": (None, _session),  # None: the page's own namespace, shared by every cell that names no session
     "timeout": (DEFAULT_TIMEOUT, _timeout),
     "autorun": (False, _flag),
     "setup": ("", _code),
@@ -193,8 +192,8 @@ def _read_cell(lines: list[str], start: int, header: re.Match) -> CellBlock:
     end = next((i for i in range(fence_end + 1, len(lines)) if lines[i].strip()), None)
     if end is None or lines[end].rstrip() != closing:
         where = end + 1 if end is not None else start + 1
-        raise MarkdownSourceError(where, f"the cell opened on line {start + 1} must end with a line '{closing}' "
-                                         "right after its code fence")
+        raise MarkdownSourceError(where, f"a cell ends with a line '{closing}' right after its code fence "
+                                         "(options go before the fence)")
     body = [line[len(indent):] if line.startswith(indent) else line.lstrip() for line in lines[body_start:opener]]
     options, option_lines = _parse_body(body, body_start + 1)
     block = Block(NAME, (header.group("argument") or "").strip(), options, option_lines, start + 1, end, indent)
@@ -219,7 +218,7 @@ class Cell:
 
     title: str
     code: str
-    session: str
+    session: str | None
     timeout: float
     autorun: bool
     setup: str
@@ -249,8 +248,8 @@ def read_cell(cell: CellBlock) -> Cell:
     except PythonSyntaxError as error:
         raise cell.error(str(error).replace(f" (its line {error.line})", ""), line=cell.code_line + error.line - 1) \
             from None
-    return Cell(block.argument, cell.code, values["session"], float(values["timeout"]), values["autorun"], values["setup"],
-                values["check"])
+    return Cell(block.argument, cell.code, values["session"], float(values["timeout"]), values["autorun"],
+                values["setup"], values["check"])
 
 
 # ---- HTML -------------------------------------------------------------------------------------------------------
