@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from support import CROSS_ORIGIN_ISOLATION, StaticSiteServer, copy_project_site_sources, run_mkdocs_build
+from support import CROSS_ORIGIN_ISOLATION, StaticSiteServer, build_pages
 
 pytestmark = pytest.mark.browser
 
@@ -94,34 +94,18 @@ show(fig.figure(axes=fig.axes(xlim=(0, 1), ylim=(0, 1), title="A rising line"), 
 ///
 '''
 
-OTHER_PAGE = """\
-# No cells here
-
-Back to [the cells](cells.md).
-"""
-
-NAV = """
-nav:
-  - Home: index.md
-  - Cells: cells.md
-  - Other: other.md
-"""
+PAGES = {
+    "index.md": "# Home\n\n[Cells](cells.md), [other](other.md).\n",
+    "cells.md": CELLS_PAGE,
+    "other.md": "# No cells here\n\nBack to [the cells](cells.md).\n",
+}
 
 
 @pytest.fixture(scope="module")
 def cells_site(tmp_path_factory):
     """The project's site configuration over a docs folder of test pages, built and served."""
-    project = tmp_path_factory.mktemp("cells-project")
-    config = copy_project_site_sources(project)
-    for page in (project / "docs").rglob("*.md"):
-        page.unlink()
-    (project / "docs" / "index.md").write_text("# Home\n\n[Cells](cells.md), [other](other.md).\n")
-    (project / "docs" / "cells.md").write_text(CELLS_PAGE)
-    (project / "docs" / "other.md").write_text(OTHER_PAGE)
-    text = config.read_text()
-    config.write_text(text[: text.index("\nnav:")] + NAV)
     server = StaticSiteServer(tmp_path_factory.mktemp("cells-site"))
-    result = run_mkdocs_build(config, server.root, site_url=server.url)
+    result = build_pages(tmp_path_factory.mktemp("cells-project"), PAGES, server.root, server.url)
     assert result.returncode == 0, f"mkdocs build --strict failed:\n{result.stderr}"
     yield server
     server.close()
@@ -452,14 +436,16 @@ def test_deep_recursion_and_huge_allocations_end_in_one_sentence_and_python_goes
     browser.assert_clean()
 
 
+@pytest.fixture(scope="module")
+def isolated_server(cells_site):
+    """The same built pages, served with the headers that make them cross-origin isolated."""
+    server = StaticSiteServer(cells_site.root, headers=CROSS_ORIGIN_ISOLATION)
+    yield server
+    server.close()
+
+
 class TestWithCrossOriginIsolation:
     """The same pages served with COOP/COEP headers: the cell is interrupted and the worker survives."""
-
-    @pytest.fixture(scope="class")
-    def isolated_server(self, cells_site):
-        server = StaticSiteServer(cells_site.root, headers=CROSS_ORIGIN_ISOLATION)
-        yield server
-        server.close()
 
     @pytest.fixture
     def site_url(self, isolated_server):

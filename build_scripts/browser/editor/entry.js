@@ -76,6 +76,7 @@ function create(parent, {doc = "", label = "Code", onRun = () => {}, onEscape = 
     },
     /** Highlight line `number` (1-based), or none with null; the line scrolls into view. */
     markLine(number) {
+      if (!number && view.state.field(markedLine).size === 0) return;  // nothing to clear: no update at all
       const effects = [markLineEffect.of(number)];
       if (number && number <= view.state.doc.lines) {
         effects.push(EditorView.scrollIntoView(view.state.doc.line(number).from, {y: "nearest"}));
