@@ -58,6 +58,9 @@ function create(parent, {doc = "", label = "Code", onRun = () => {}, onEscape = 
         indentUnit.of("    "),
         EditorState.tabSize.of(4),
         python(),
+        // Long lines wrap (under their line number): no sideways scrolling on a phone, and no scrollable region
+        // that a keyboard cannot reach (axe's scrollable-region-focusable).
+        EditorView.lineWrapping,
         syntaxHighlighting(classHighlighter),
         markedLine,
         keymap.of([indentWithTab]),
