@@ -20,7 +20,6 @@
   const EDITOR_URL = new URL("editor.js", script.src).href;
   const STORAGE_PREFIX = "explainer-cell:";
   const NEAR_VIEWPORT = "300px 0px 300px 0px";
-  const SPARE_AFTER_MIN_MS = 1000;
   const READY_STATUS = "Edit the code, then press Run (or Ctrl+Enter) to run it in your browser.";
 
   function element(tag, className, text) {
@@ -302,8 +301,6 @@
         onProgress: (progress) => this.showProgress(progress),
         timeoutMs: limit * 1000,
         onTimeout: (id) => runtime.interrupt(id, `it ran past its time limit of ${seconds(limit)}`),
-        // Halfway to the limit, a page that cannot interrupt starts booting the worker that would replace this one.
-        spareAfterMs: Math.max(SPARE_AFTER_MIN_MS, limit * 500),
       });
       let message;
       try {

@@ -100,7 +100,6 @@
       this.stopped = null;  // {reason, blames(id)} of the last time the worker went away unasked, until the next boot
       this.manifest = null;
       this.worker = null;
-      this.spare = null;  // {worker, lock, forId}: a second worker booting ahead of need (see call's spareAfterMs)
       this.interruptBuffer = null;  // with cross-origin isolation: writing SIGINT stops the running cell
       this.calls = new Map();  // request id → {resolve, reject, onProgress, timer, options, op}
       this.nextId = 1;
@@ -171,17 +170,8 @@
     }
 
     spawn() {
-      if (this.spare) {
-        this.adoptSpare();
-        return;
-      }
       const name = `explainer-worker-${Math.random().toString(36).slice(2)}-${Date.now()}`;
       const worker = new Worker(WORKER_URL, {name});
-      this.listen(worker);
-      this.worker = worker;
-    }
-
-    listen(worker) {
       worker.onmessage = (event) => worker === this.worker && this.receive(event.data);
       worker.onerror = (event) => {
         event.preventDefault();
@@ -190,40 +180,7 @@
         this.lose(`the worker could not be started or crashed${detail}`);
       };
       worker.onmessageerror = () => worker === this.worker && this.lose("a message from the worker could not be read");
-    }
-
-    /** A request that may be stopped has run long on a page that cannot interrupt it: boot a second worker now, so
-     * that if this one is terminated the next boot finds Python (nearly) ready instead of starting cold. */
-    prepareSpare(forId) {
-      if (this.spare || this.interruptBuffer || this.state !== "ready") return;
-      const name = `explainer-worker-${Math.random().toString(36).slice(2)}-${Date.now()}`;
-      const spare = {worker: new Worker(WORKER_URL, {name}), lock: null, forId};
-      spare.worker.onmessage = (event) => {
-        if (Protocol.isEvent(event.data) && event.data.event === "ready") spare.lock = event.data.lock;
-      };
-      spare.worker.onerror = (event) => {
-        event.preventDefault();
-        this.releaseSpare();
-      };
-      spare.worker.postMessage(Protocol.request(this.nextId++, OPS.BOOT, this.manifest));
-      this.spare = spare;
-    }
-
-    /** The request the spare was booted for ended without its worker being replaced: the spare is not needed. */
-    releaseSpare() {
-      if (!this.spare) return;
-      this.spare.worker.terminate();
-      this.spare = null;
-    }
-
-    /** Make the spare the worker; boot() then sends it a boot request, answered once its own boot (idempotent in the
-     * worker) is done. */
-    adoptSpare() {
-      const {worker, lock} = this.spare;
-      this.spare = null;
-      this.listen(worker);
       this.worker = worker;
-      if (lock) this.watch(lock);  // else its "ready" event is still to come, through receive()
     }
 
     /** The worker is up and holds its liveness lock: wait for that lock, which we get only once the worker is gone. */
@@ -239,8 +196,7 @@
      * Send one request. `reply` resolves with the final {id, ok, ...} message, or rejects with RuntimeStopped if the
      * worker goes away first. Options: onProgress(payload); timeoutMs (default: the manifest's; 0 for none);
      * idleTimeoutMs (a limit on the time between two messages, for streams); onTimeout (default: stop the worker,
-     * naming this request the cause); spareAfterMs (when the request still runs after this long and the page cannot
-     * interrupt, boot a spare worker to replace this one quickly if it must be stopped).
+     * naming this request the cause).
      */
     call(op, args, options = {}) {
       const id = this.nextId++;
@@ -248,7 +204,6 @@
         this.calls.set(id, {resolve, reject, options, op, timer: null});
       });
       this.arm(id, options.idleTimeoutMs || (options.timeoutMs ?? this.manifest.timeout_ms));
-      if (options.spareAfterMs) setTimeout(() => this.calls.has(id) && this.prepareSpare(id), options.spareAfterMs);
       this.worker.postMessage(Protocol.request(id, op, args));
       return {id, reply};
     }
@@ -266,7 +221,6 @@
     }
 
     receive(message) {
-      if (this.spare && this.spare.forId === message.id && !Protocol.isProgress(message)) this.releaseSpare();
       if (Protocol.isEvent(message)) {
         if (message.event === "ready") this.watch(message.lock);
         return;
@@ -330,7 +284,6 @@
     }
 
     fail(reason, detail = "") {
-      this.releaseSpare();
       this.dropWorker(reason);
       this.state = "failed";
       this.failure = {reason, detail: detail ? String(detail) : ""};
@@ -341,7 +294,6 @@
       this.generation += 1;
       if (this.worker) this.worker.terminate();
       this.worker = null;
-      this.spare = null;  // {worker, lock, forId}: a second worker booting ahead of need (see call's spareAfterMs)
       this.interruptBuffer = null;
       const calls = [...this.calls.entries()];
       this.calls.clear();
