@@ -2,8 +2,9 @@
 site hosts it) the Pyodide runtime itself. Plain functions: the build pipeline (build_scripts.pipeline) calls them,
 under either engine.
 
-    <site>/assets/explainer/   sandbox.js, worker.js, render.js, protocol.js, quiz.js, sandbox.css, quiz.css, theme.json,
-                               runtime.json (render.js and sandbox.css with their generated parts: browser_files.py)
+    <site>/assets/explainer/   sandbox.js, worker.js, render.js, protocol.js, cells.js, quiz.js, sandbox.css, cells.css,
+                               quiz.css, theme.json, runtime.json (render.js and sandbox.css with their generated parts:
+                               browser_files.py), editor.js (the bundled code editor)
     <site>/assets/explainer/wheels/<sha256[:16]>/explainer-<version>-py3-none-any.whl
     <site>/assets/pyodide/0.27.7/   the runtime, only with self_host
 
@@ -19,6 +20,7 @@ from pathlib import Path
 
 from build_scripts import pyodide_runtime
 from build_scripts._files import CACHE_DIR, STAMP, code_digest, refresh, write_atomic
+from build_scripts.editor_bundle import BUNDLE_NAME, build_editor_bundle, bundle_path
 from build_scripts.progress import Progress
 from build_scripts.wheel import DEFAULT_WHEEL_DIR, build_wheel, wheel_is_current
 
@@ -26,8 +28,9 @@ BROWSER_CACHE_DIR = CACHE_DIR / "browser"  # the browser files as the site serve
 ASSET_DIR = "assets/explainer"  # site-relative
 PYODIDE_SITE_DIR = f"assets/pyodide/{pyodide_runtime.PYODIDE_VERSION}"
 # Scripts every page loads, in order (small; they fetch nothing until a page has a sandbox).
-PAGE_SCRIPTS = ("render.js", "protocol.js", "runtime.js", "sandbox.js", "quiz.js")
-PAGE_STYLES = ("sandbox.css", "quiz.css")
+# cells.js loads the code editor (editor.js, bundled by build_scripts/editor_bundle.py) only on pages with a cell.
+PAGE_SCRIPTS = ("render.js", "protocol.js", "runtime.js", "sandbox.js", "cells.js", "quiz.js")
+PAGE_STYLES = ("sandbox.css", "cells.css", "quiz.css")
 PACKAGES = ("numpy",)  # what the worker loads from the Pyodide distribution before our wheel
 BOOT_TIMEOUT_MS = 60_000
 
@@ -110,6 +113,11 @@ def write_site_runtime(site_dir: Path, *, self_host: bool, runtime_dir: Path = p
             wheel_path = build_wheel(wheel_dir)
     wheel = wheel_entry(wheel_path, progress)
     wheel_url = f"wheels/{wheel.sha256[:16]}/{wheel.file_name}"
+    editor = bundle_path()
+    if not editor.is_file():
+        with progress("bundling the code editor"):
+            editor = build_editor_bundle()
+    link_or_copy(editor, site_dir / ASSET_DIR / BUNDLE_NAME)
     (site_dir / ASSET_DIR / wheel_url).parent.mkdir(parents=True, exist_ok=True)
     link_or_copy(wheel_path, site_dir / ASSET_DIR / wheel_url)
     if self_host:

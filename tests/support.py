@@ -92,6 +92,22 @@ def copy_project_site_sources(destination: Path) -> Path:
     return destination / "mkdocs.yml"
 
 
+def build_pages(destination: Path, pages: dict[str, str], site_dir: Path,
+                site_url: str) -> subprocess.CompletedProcess:
+    """Build a site of the given pages ({"cells.md": markdown, ...}, in nav order) with the project's own mkdocs.yml,
+    plugin, theme and browser code: a copy of the project whose docs/ holds only these pages (and the assets)."""
+    destination.mkdir(parents=True, exist_ok=True)
+    config = copy_project_site_sources(destination)
+    for page in (destination / "docs").rglob("*.md"):
+        page.unlink()
+    for name, text in pages.items():
+        (destination / "docs" / name).write_text(text, encoding="utf-8")
+    nav = "".join(f"  - {name}\n" for name in pages)
+    text = config.read_text()
+    config.write_text(text[: text.index("\nnav:")] + f"\nnav:\n{nav}")
+    return run_mkdocs_build(config, site_dir, site_url=site_url)
+
+
 class SiteRequestHandler(http.server.SimpleHTTPRequestHandler):
     """Static files with the MIME types Pyodide needs (a .wasm served as anything else makes 0.27 hang)."""
 

@@ -30,6 +30,7 @@ def scan_page(markdown: str) -> list[FigureJob]:
     """Check one page's blocks (call inside `on_page(...)`) and return the static figures it shows.
 
     Raises MarkdownSourceError (a block or quantity is wrong) or FigureError (a sandbox raises at its values)."""
+    from build_scripts.markdown.cell import find_cells, read_cell
     from build_scripts.markdown.figure import read_figure
     from build_scripts.markdown.quantities import substitute
     from build_scripts.markdown.quiz import read_quiz
@@ -49,6 +50,8 @@ def scan_page(markdown: str) -> list[FigureJob]:
             jobs += read_figure(block).figure_jobs
         else:
             read_quiz(block, lines)
+    for cell in find_cells(lines):  # a cell holds a code fence: read by its own scanner
+        read_cell(cell)
     return jobs
 
 
