@@ -186,3 +186,27 @@ def elements_by_page(site: Path, tag: str, css_class: str, attribute: str) -> di
         if finder.found:
             pages[html.parent.relative_to(site).as_posix().removesuffix(".") + "/"] = finder.found
     return pages
+
+
+def nav_pages(config_file: Path = PROJECT_ROOT / "mkdocs.yml") -> list[str]:
+    """Every page of the site's navigation as a path from the site root ("" for the home page, else ending in "/"),
+    read from mkdocs.yml: a lesson added to the nav is tested without editing any test."""
+    import yaml
+
+    class Loader(yaml.SafeLoader):  # mkdocs.yml's !ENV and !!python/name tags do not matter for the nav
+        pass
+
+    Loader.add_multi_constructor("", lambda loader, suffix, node: None)
+    pages = []
+
+    def walk(items):
+        for item in items:
+            target = next(iter(item.values())) if isinstance(item, dict) else item
+            if isinstance(target, list):
+                walk(target)
+            elif isinstance(target, str) and target.endswith(".md"):
+                stem = target.removesuffix(".md")
+                pages.append("" if stem == "index" else stem.removesuffix("/index") + "/")
+
+    walk(yaml.load(config_file.read_text(encoding="utf-8"), Loader=Loader)["nav"])
+    return pages
