@@ -23,7 +23,7 @@ ENGINE ?= mkdocs
 # too (`make build ENGINE=zensical`), so moving to it is a change of one variable.
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: help setup serve build test test-stress bench chromium clean distclean
+.PHONY: help setup serve build test test-stress bench chromium clean distclean move-old-caches
 
 help:  ## List the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 12
@@ -81,16 +81,20 @@ $(VENDOR_STAMP): $(NODE_STAMP)
 
 # The offline Pyodide runtime (npm core + numpy/micropip/packaging wheels checked against its lock), in
 # build/pyodide/<version>/; the wheels are cached in build/cache/pyodide-wheels/ so a rebuild downloads nothing.
-$(PYODIDE_STAMP): build_scripts/pyodide_runtime.py $(NODE_STAMP) $(DEPS_STAMP) | $(CACHE_DIR)
+$(PYODIDE_STAMP): build_scripts/pyodide_runtime.py $(NODE_STAMP) $(DEPS_STAMP)
+	@$(MAKE) --no-print-directory move-old-caches
 	$(PY) -m build_scripts.pyodide_runtime prepare
 	@touch $@
 
 # Our caches used to live in .cache/, which Zensical owns (`zensical build --clean` empties it): a clone that has
-# them there moves them to build/cache/ once instead of downloading and retraining. (Drop once no clone needs it.)
-$(CACHE_DIR):
-	mkdir -p $@
+# them there moves them to build/cache/ once (with the first set-up after the move) instead of downloading and
+# retraining. (Drop once no clone needs it.)
+move-old-caches:
+	@mkdir -p $(CACHE_DIR)
 	@for cache in pyodide-wheels training figures; do \
-	  if [ -d .cache/$$cache ]; then echo "moving .cache/$$cache to $@/$$cache"; mv .cache/$$cache $@/$$cache; fi; \
+	  if [ -d .cache/$$cache ] && [ ! -e $(CACHE_DIR)/$$cache ]; then \
+	    echo "moving .cache/$$cache to $(CACHE_DIR)/$$cache"; mv .cache/$$cache $(CACHE_DIR)/$$cache; \
+	  fi; \
 	done
 
 chromium:  ## Make sure Debian's Chromium is installed (the browser tests drive it; never a downloaded build).
