@@ -10,27 +10,31 @@ DEPS_STAMP := $(VENV)/.deps-stamp
 NODE_STAMP := node_modules/.package-lock.json
 VENDOR_DIR := docs/assets/vendor
 VENDOR_STAMP := $(VENDOR_DIR)/.stamp
+CACHE_DIR := build/cache
 PYODIDE_STAMP := build/pyodide/.stamp
+PLUGIN_PROJECT := build_scripts/mkdocs_plugin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 PYTEST_ARGS ?=
+# The site engine: mkdocs (MkDocs + Material, the default) or zensical (its successor). Both build the same site.
+ENGINE ?= mkdocs
 
-# Material prints its end-of-life notice (May 2027) on every build. We know: the authoring integration lives in
-# Markdown extensions and plain scripts, so moving to its successor, Zensical, is a change of build command.
+# Material prints its end-of-life notice (May 2027) on every build. We know: the build pipeline runs under Zensical
+# too (`make build ENGINE=zensical`), so moving to it is a change of one variable.
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: help setup serve build test test-stress bench chromium clean distclean
+.PHONY: help setup serve build test test-stress bench chromium clean distclean move-old-caches
 
 help:  ## List the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 12
 
 setup: $(DEPS_STAMP) $(VENDOR_STAMP) $(PYODIDE_STAMP)  ## Install everything the site build needs.
 
-serve: setup  ## Build everything and serve the site on http://127.0.0.1:8000 with live reload.
-	$(VENV)/bin/mkdocs serve --dev-addr $(HOST):$(PORT) --livereload
+serve: setup  ## Build everything and serve the site on http://127.0.0.1:8000 with live reload (ENGINE=zensical too).
+	$(PY) -m build_scripts.pipeline serve --engine $(ENGINE) --dev-addr $(HOST):$(PORT)
 
-build: setup  ## Build the static site into site/ (what a static host serves).
-	$(VENV)/bin/mkdocs build --strict --site-dir site
+build: setup  ## Build the static site into site/ (what a static host serves); ENGINE=zensical builds it with Zensical.
+	$(PY) -m build_scripts.pipeline build --engine $(ENGINE)
 
 test: setup chromium  ## Install what the tests need (Chromium too), then run the whole suite.
 	$(PY) -m pytest $(PYTEST_ARGS)
@@ -54,8 +58,9 @@ $(PY):
 	echo "Creating $(VENV) with $$python"; \
 	"$$python" -m venv $(VENV)
 
-$(DEPS_STAMP): pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet --editable '.[dev]'
+# The explainer package (editable) with the dev tools, and the tiny distribution that registers our MkDocs plugin.
+$(DEPS_STAMP): pyproject.toml $(PLUGIN_PROJECT)/pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet --editable '.[dev]' ./$(PLUGIN_PROJECT)
 	@touch $@
 
 $(NODE_STAMP): package.json package-lock.json
@@ -75,10 +80,22 @@ $(VENDOR_STAMP): $(NODE_STAMP)
 	@touch $@
 
 # The offline Pyodide runtime (npm core + numpy/micropip/packaging wheels checked against its lock), in
-# build/pyodide/<version>/; the wheels are cached in .cache/pyodide-wheels/ so a rebuild downloads nothing.
+# build/pyodide/<version>/; the wheels are cached in build/cache/pyodide-wheels/ so a rebuild downloads nothing.
 $(PYODIDE_STAMP): build_scripts/pyodide_runtime.py $(NODE_STAMP) $(DEPS_STAMP)
+	@$(MAKE) --no-print-directory move-old-caches
 	$(PY) -m build_scripts.pyodide_runtime prepare
 	@touch $@
+
+# Our caches used to live in .cache/, which Zensical owns (`zensical build --clean` empties it): a clone that has
+# them there moves them to build/cache/ once (with the first set-up after the move) instead of downloading and
+# retraining. (Drop once no clone needs it.)
+move-old-caches:
+	@mkdir -p $(CACHE_DIR)
+	@for cache in pyodide-wheels training figures; do \
+	  if [ -d .cache/$$cache ] && [ ! -e $(CACHE_DIR)/$$cache ]; then \
+	    echo "moving .cache/$$cache to $(CACHE_DIR)/$$cache"; mv .cache/$$cache $(CACHE_DIR)/$$cache; \
+	  fi; \
+	done
 
 chromium:  ## Make sure Debian's Chromium is installed (the browser tests drive it; never a downloaded build).
 	@if command -v chromium >/dev/null 2>&1; then :; \
@@ -91,8 +108,14 @@ chromium:  ## Make sure Debian's Chromium is installed (the browser tests drive 
 	  exit 1; \
 	fi
 
-clean:  ## Remove build outputs (site, wheel, vendored files).
-	rm -rf site build $(VENDOR_DIR)
+# Everything in build/ goes but the downloaded, checked Pyodide wheels (delete build/cache/pyodide-wheels to fetch
+# them again): the next build renders every figure and trains the experiment's grid again.
+clean:  ## Remove build outputs (site, figures, training runs, wheel, vendored files); keep the Pyodide wheels.
+	rm -rf site $(VENDOR_DIR)
+	@if [ -d build ]; then \
+	  find build -mindepth 1 -maxdepth 1 ! -name cache -exec rm -rf {} +; \
+	  find build/cache -mindepth 1 -maxdepth 1 ! -name pyodide-wheels -exec rm -rf {} + 2>/dev/null; true; \
+	fi
 
 distclean: clean  ## Also remove the venv and node_modules.
 	rm -rf $(VENV) node_modules .pytest_cache .hypothesis

@@ -1,13 +1,21 @@
-"""File chores every build cache here shares: finding and hashing the sources an output depends on, and writing an
-output so that a reader never sees it half written."""
+"""Where every build cache lives, and the file chores they share: finding and hashing the sources an output depends
+on, writing an output so that a reader never sees it half written, and keeping a folder of outputs stamped with its
+sources."""
 
 import ast
 import functools
 import hashlib
 import os
+import shutil
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+# Every build cache (figures, training runs, the wheel, Pyodide's wheels) lives under build/cache/, never in .cache/:
+# Zensical owns that folder and `zensical build --clean` empties it.
+CACHE_DIR = PROJECT_ROOT / "build" / "cache"
+CODE_DIRS = ("explainer", "build_scripts")  # the project's code: what the build runs and what it ships
 
 
 def files_digest(paths: Iterable[Path], root: Path) -> str:
@@ -16,6 +24,24 @@ def files_digest(paths: Iterable[Path], root: Path) -> str:
     for path in sorted(paths):
         digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
+
+
+def code_digest(root: Path = PROJECT_ROOT) -> str:
+    """files_digest of every file of the code (CODE_DIRS, compiled Python aside), hashed once per state of those
+    files (their paths, sizes and modification times): a build asks for it more than once."""
+    files = sorted(path for folder in CODE_DIRS for path in (root / folder).rglob("*")
+                   if path.is_file() and "__pycache__" not in path.parts)
+    return _digest_of(root, tuple((path, *_size_and_time(path)) for path in files))
+
+
+def _size_and_time(path: Path) -> tuple[int, int]:
+    status = path.stat()
+    return status.st_size, status.st_mtime_ns
+
+
+@functools.lru_cache(maxsize=8)
+def _digest_of(root: Path, signature: tuple) -> str:
+    return files_digest([path for path, *_ in signature], root)
 
 
 @functools.cache
@@ -56,3 +82,27 @@ def write_atomic(path: Path, data: str | bytes) -> None:
                                      encoding=encoding) as file:
         file.write(data)
     os.replace(file.name, path)
+
+
+STAMP = "SOURCE_DIGEST"
+
+
+def is_current(folder: Path, digest: str) -> bool:
+    """Whether `folder` holds what was made from sources hashing to `digest`."""
+    stamp = folder / STAMP
+    return stamp.is_file() and stamp.read_text().strip() == digest
+
+
+def refresh(folder: Path, digest: str, make: Callable[[Path], None]) -> Path:
+    """`folder` as `make(folder)` fills it from sources hashing to `digest`: kept while that is what it holds, else
+    made again in a temporary sibling and swapped in whole."""
+    if is_current(folder, digest):
+        return folder
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=folder.parent) as scratch:
+        make(Path(scratch))
+        (Path(scratch) / STAMP).write_text(digest + "\n")
+        shutil.rmtree(folder, ignore_errors=True)
+        Path(scratch).rename(folder)
+        folder.chmod(0o755)
+    return folder

@@ -39,9 +39,14 @@ def bundle_digest(root: Path = PROJECT_ROOT) -> str:
     return digest.hexdigest()
 
 
+def bundle_path(cache_dir: Path = DEFAULT_CACHE_DIR, root: Path = PROJECT_ROOT) -> Path:
+    """Where the bundle of the current inputs is kept (it may not be built yet)."""
+    return cache_dir / f"editor-{bundle_digest(root)[:16]}.js"
+
+
 def build_editor_bundle(cache_dir: Path = DEFAULT_CACHE_DIR, root: Path = PROJECT_ROOT) -> Path:
     """The bundled editor for the current inputs: reused from `cache_dir` when there, else built with esbuild."""
-    bundle = cache_dir / f"editor-{bundle_digest(root)[:16]}.js"
+    bundle = bundle_path(cache_dir, root)
     if bundle.is_file():
         return bundle
     esbuild = root / "node_modules" / ".bin" / "esbuild"

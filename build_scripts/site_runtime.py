@@ -1,5 +1,6 @@
 """The files a built site needs for live sandboxes: the browser code, our wheel, the runtime manifest, and (when the
-site hosts it) the Pyodide runtime itself. Plain functions: the MkDocs plugin calls them, and so could any build.
+site hosts it) the Pyodide runtime itself. Plain functions: the build pipeline (build_scripts.pipeline) calls them,
+under either engine.
 
     <site>/assets/explainer/   sandbox.js, worker.js, render.js, protocol.js, cells.js, quiz.js, sandbox.css, cells.css,
                                quiz.css, theme.json, runtime.json (render.js and sandbox.css with their generated parts:
@@ -14,13 +15,16 @@ import dataclasses
 import json
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
-from build_scripts import browser_files, pyodide_runtime
-from build_scripts._files import write_atomic
-from build_scripts.editor_bundle import BUNDLE_NAME, build_editor_bundle
-from build_scripts.wheel import build_wheel
+from build_scripts import pyodide_runtime
+from build_scripts._files import CACHE_DIR, STAMP, code_digest, refresh, write_atomic
+from build_scripts.editor_bundle import BUNDLE_NAME, build_editor_bundle, bundle_path
+from build_scripts.progress import Progress
+from build_scripts.wheel import DEFAULT_WHEEL_DIR, build_wheel, wheel_is_current
 
+BROWSER_CACHE_DIR = CACHE_DIR / "browser"  # the browser files as the site serves them
 ASSET_DIR = "assets/explainer"  # site-relative
 PYODIDE_SITE_DIR = f"assets/pyodide/{pyodide_runtime.PYODIDE_VERSION}"
 # Scripts every page loads, in order (small; they fetch nothing until a page has a sandbox).
@@ -33,6 +37,11 @@ BOOT_TIMEOUT_MS = 60_000
 
 def link_or_copy(source, target) -> None:
     """Put a file into the site: a hard link (costs nothing on every rebuild), or a copy where links fail."""
+    target = Path(target)
+    if target.exists():
+        if target.samefile(source):
+            return
+        target.unlink()
     try:
         os.link(source, target)
     except OSError:
@@ -50,7 +59,7 @@ def runtime_manifest(wheel: pyodide_runtime.WheelEntry, wheel_url: str, self_hos
     }
 
 
-def wheel_entry(wheel_path: Path) -> pyodide_runtime.WheelEntry:
+def wheel_entry(wheel_path: Path, progress: Callable[..., Progress] = Progress) -> pyodide_runtime.WheelEntry:
     """The wheel's lock entry, computed once per wheel (pyodide-lock is slow to import) and kept beside it."""
     saved = wheel_path.with_name(wheel_path.name + ".lock-entry.json")
     sha256 = pyodide_runtime.file_sha256(wheel_path)
@@ -58,37 +67,61 @@ def wheel_entry(wheel_path: Path) -> pyodide_runtime.WheelEntry:
         fields = json.loads(saved.read_text())
         if fields["sha256"] == sha256:
             return pyodide_runtime.WheelEntry(**{k: tuple(v) if isinstance(v, list) else v for k, v in fields.items()})
-    entry = pyodide_runtime.describe_wheel(wheel_path)
+    with progress("checking the explainer wheel against the Pyodide lock"):
+        entry = pyodide_runtime.describe_wheel(wheel_path)
     write_atomic(saved, json.dumps(dataclasses.asdict(entry), indent=1) + "\n")
     return entry
 
 
-def copy_browser_files(site_dir: Path) -> None:
-    """Write the browser code (build_scripts/browser but its README) into the site, generated parts filled in."""
-    browser_files.write_site_files(site_dir / ASSET_DIR)
+def copy_browser_files(site_dir: Path, cache_dir: Path = BROWSER_CACHE_DIR) -> None:
+    """Write the browser code (build_scripts/browser but its README) into the site, generated parts filled in.
+
+    The generated files are a pure function of build_scripts/ and explainer/ (browser_files.py): made once per change
+    there and kept in the cache, then linked, so a warm build neither makes them again nor imports what makes them."""
+
+    def make(folder: Path) -> None:
+        from build_scripts import browser_files  # imports explainer (numpy): only when the files change
+
+        browser_files.write_site_files(folder)
+
+    refresh(cache_dir, code_digest(), make)
+    target = site_dir / ASSET_DIR
+    target.mkdir(parents=True, exist_ok=True)
+    for source in sorted(cache_dir.iterdir()):
+        if source.name != STAMP:
+            link_or_copy(source, target / source.name)
 
 
-def copy_runtime(site_dir: Path, runtime_dir: Path) -> None:
+def copy_runtime(site_dir: Path, runtime_dir: Path, progress: Callable[..., Progress] = Progress) -> None:
     """Copy the prepared Pyodide runtime into the site (self-host mode), preparing it first if it is missing."""
     if not (runtime_dir / "pyodide.asm.wasm").is_file():
-        pyodide_runtime.prepare_runtime(runtime_dir)
+        with progress(f"preparing the Pyodide {pyodide_runtime.PYODIDE_VERSION} runtime"):
+            pyodide_runtime.prepare_runtime(runtime_dir)
     target = site_dir / PYODIDE_SITE_DIR
     shutil.rmtree(target, ignore_errors=True)
     shutil.copytree(runtime_dir, target, copy_function=link_or_copy)
 
 
 def write_site_runtime(site_dir: Path, *, self_host: bool, runtime_dir: Path = pyodide_runtime.DEFAULT_RUNTIME_DIR,
-                       wheel_dir: Path | None = None) -> dict:
-    """Put everything live sandboxes need into a built site; returns the manifest it wrote."""
-    wheel_path = build_wheel(wheel_dir) if wheel_dir else build_wheel()
-    wheel = wheel_entry(wheel_path)
+                       wheel_dir: Path = DEFAULT_WHEEL_DIR, progress: Callable[..., Progress] = Progress) -> dict:
+    """Put everything live sandboxes need into a built site (the browser code aside: copy_browser_files); returns
+    the manifest it wrote. `progress` makes the reporter of a slow step (see build_scripts.progress)."""
+    if wheel_is_current(wheel_dir):
+        wheel_path = build_wheel(wheel_dir)
+    else:
+        with progress("building the explainer wheel"):
+            wheel_path = build_wheel(wheel_dir)
+    wheel = wheel_entry(wheel_path, progress)
     wheel_url = f"wheels/{wheel.sha256[:16]}/{wheel.file_name}"
-    copy_browser_files(site_dir)
-    link_or_copy(build_editor_bundle(), site_dir / ASSET_DIR / BUNDLE_NAME)
+    editor = bundle_path()
+    if not editor.is_file():
+        with progress("bundling the code editor"):
+            editor = build_editor_bundle()
+    link_or_copy(editor, site_dir / ASSET_DIR / BUNDLE_NAME)
     (site_dir / ASSET_DIR / wheel_url).parent.mkdir(parents=True, exist_ok=True)
-    shutil.copy2(wheel_path, site_dir / ASSET_DIR / wheel_url)
+    link_or_copy(wheel_path, site_dir / ASSET_DIR / wheel_url)
     if self_host:
-        copy_runtime(site_dir, runtime_dir)
+        copy_runtime(site_dir, runtime_dir, progress)
     manifest = runtime_manifest(wheel, wheel_url, self_host)
     write_atomic(site_dir / ASSET_DIR / "runtime.json", json.dumps(manifest, indent=2) + "\n")
     return manifest

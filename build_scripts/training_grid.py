@@ -27,7 +27,7 @@ from pathlib import Path
 from build_scripts._files import files_digest, module_files, write_atomic
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_CACHE_DIR = PROJECT_ROOT / ".cache" / "training"
+DEFAULT_CACHE_DIR = PROJECT_ROOT / "build" / "cache" / "training"
 # What a run's numbers depend on besides its config; any change to these retrains the grid.
 TRAINING_MODULE = "explainer.training"  # the training code: this module and what it imports from explainer
 

@@ -24,6 +24,36 @@ CHROMIUM_FLAGS = [
 ]
 
 
+def build_in_process(engine: str, config_file: Path) -> Path:
+    """Build a site the way `make build ENGINE=engine` does, in this process (faster than a subprocess); returns
+    the site folder (mkdocs.yml's site_dir). Raises on failure. The page context the build leaves behind is dropped."""
+    import contextvars
+
+    def build() -> Path:
+        if engine == "mkdocs":
+            from mkdocs.commands.build import build as mkdocs_build
+            from mkdocs.config import load_config
+
+            config = load_config(str(config_file), strict=True)
+            mkdocs_build(config)
+            return Path(config.site_dir)
+        from build_scripts.pipeline.config import read_site
+        from build_scripts.pipeline.engines import build_with_zensical
+
+        site = read_site(config_file)
+        build_with_zensical(site)
+        return site.site_dir
+
+    return contextvars.copy_context().run(build)
+
+
+def run_pipeline(config_file: Path, *arguments: str) -> subprocess.CompletedProcess:
+    """Run `python -m build_scripts.pipeline ARGUMENTS` in the project of `config_file` (never raises on failure)."""
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    return subprocess.run([sys.executable, "-m", "build_scripts.pipeline", *arguments, "--config-file", str(config_file)],
+                          capture_output=True, text=True, env=env, cwd=config_file.parent)
+
+
 def run_mkdocs_build(config_file: Path, site_dir: Path, site_url: str | None = None) -> subprocess.CompletedProcess:
     """Run a real `mkdocs build --strict` as a subprocess and return the finished process (never raises on failure)."""
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
@@ -38,18 +68,25 @@ def run_mkdocs_build(config_file: Path, site_dir: Path, site_url: str | None = N
     )
 
 
+# What a copy of the project shares with the project (linked, not copied): set-up results and the caches that are
+# keyed by their inputs. The copy builds its own wheel (build/cache/wheel) from its own sources.
+SHARED_WITH_COPIES = ("build/pyodide", "node_modules", "build/cache/figures", "build/cache/training",
+                      "build/cache/pyodide-wheels")
+
+
 def copy_project_site_sources(destination: Path) -> Path:
     """Copy mkdocs.yml, docs/ and what they read into `destination`; return the copied mkdocs.yml.
 
-    The copy is a project of its own (the build imports build_scripts from it, and builds the wheel from its
-    explainer/ and pyproject.toml); the prepared Pyodide runtime and node_modules are linked, not copied.
+    The copy is a project of its own (a build in a subprocess imports build_scripts from it, and builds the wheel
+    from its explainer/ and pyproject.toml); the prepared Pyodide runtime, node_modules and the input-keyed caches
+    are linked, not copied.
     """
     for name in ("mkdocs.yml", "pyproject.toml", "README.md"):
         shutil.copy2(PROJECT_ROOT / name, destination / name)
     for folder in ("docs", "explainer", "build_scripts"):
         shutil.copytree(PROJECT_ROOT / folder, destination / folder, ignore=shutil.ignore_patterns("__pycache__"))
-    (destination / "build").mkdir()
-    for linked in ("build/pyodide", "node_modules", ".cache"):
+    (destination / "build" / "cache").mkdir(parents=True)
+    for linked in SHARED_WITH_COPIES:
         if (PROJECT_ROOT / linked).exists():
             (destination / linked).symlink_to(PROJECT_ROOT / linked)
     return destination / "mkdocs.yml"
@@ -119,14 +156,11 @@ def markdown_error(convert, text: str, path: str = "docs/page.md"):
     """The MarkdownSourceError that `convert(text)` raises while converting the page `path` (fails if none)."""
     import pytest
 
-    from build_scripts.markdown._blocks import SOURCE_PATH, MarkdownSourceError
+    from build_scripts.markdown._blocks import MarkdownSourceError
+    from build_scripts.markdown._page import PageContext, on_page
 
-    token = SOURCE_PATH.set(path)
-    try:
-        with pytest.raises(MarkdownSourceError) as caught:
-            convert(text)
-    finally:
-        SOURCE_PATH.reset(token)
+    with on_page(PageContext(path)), pytest.raises(MarkdownSourceError) as caught:
+        convert(text)
     return caught.value
 
 

@@ -1,8 +1,8 @@
 """Render the static figures: `python -m build_scripts.figures [--out DIR] [--workers N] [--verbose] [NAME ...]`.
 
 Without names: every illustration and every sandbox at its defaults, light and dark. Figures already in the cache
-(.cache/figures/, keyed by what they depend on) are not rendered again. The MkDocs plugin calls the same code with
-the exact figures the pages use.
+(build/cache/figures/, keyed by what they depend on) are not rendered again. The site build (build_scripts.pipeline)
+calls the same code with the exact figures the pages use.
 """
 
 import argparse
@@ -34,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     jobs = [job for job in jobs if not args.names or job.name in args.names]
     try:
-        report = render_all(jobs, args.cache_dir, args.workers, progress=print if args.verbose else None)
+        report = render_all(jobs, args.cache_dir, args.workers, log=print if args.verbose else None)
     except FigureError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1

@@ -15,16 +15,16 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable, Iterable
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from multiprocessing import get_context
 from pathlib import Path
 
-from build_scripts._files import files_digest, module_files, write_atomic
+from build_scripts._files import CACHE_DIR, files_digest, module_files, write_atomic
+from build_scripts.progress import Progress
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent.parent
-DEFAULT_CACHE_DIR = PROJECT_ROOT / ".cache" / "figures"
+DEFAULT_CACHE_DIR = CACHE_DIR / "figures"
+SCHEMES = ("light", "dark")
 MANIFEST = "manifest.json"
 THEME_FILES = ("build_scripts/figures/theme.py", "build_scripts/browser/theme.json")
 DESCRIPTION_RENDERER = "build_scripts/figures/description.py"
@@ -35,6 +35,21 @@ PRELOAD = ("matplotlib.figure", "build_scripts.figures.description", "explainer.
 
 class FigureError(Exception):
     """A figure function raised; the message names the figure and where it is used."""
+
+
+def failure_message(kind: str, name: str, error: str, used_at: Iterable[str] = (), schemes: Iterable[str] = ()) -> str:
+    """The one line that reports a figure function that raised, wherever it raised (the page's build, a renderer):
+    `figure 'dot_product' (sandbox) failed: ZeroDivisionError: division by zero (used at docs/lessons/x.md:25)`.
+    Name the palettes only when the figure fails in some of them, not all."""
+    schemes, used_at = list(schemes), list(used_at)
+    what = f"{kind}, {' and '.join(schemes)}" if schemes else kind
+    where = f" (used at {', '.join(used_at)})" if used_at else ""
+    return f"figure '{name}' ({what}) failed: {error}{where}"
+
+
+def error_text(error: BaseException) -> str:
+    """An exception as the failure line shows it: `ZeroDivisionError: division by zero`."""
+    return f"{type(error).__name__}: {error}"
 
 
 def _digest(*parts: bytes) -> str:
@@ -144,8 +159,7 @@ def _sandbox_source(name: str) -> str:
 def sandbox_jobs(name: str, values: dict, height: int, used_at: str = "") -> list[FigureJob]:
     """The light and dark views of a sandbox at these parameter values."""
     params = tuple(sorted(values.items()))
-    return [FigureJob("sandbox", name, scheme, params, height, (used_at,) if used_at else ()) for scheme in
-            ("light", "dark")]
+    return [FigureJob("sandbox", name, scheme, params, height, (used_at,) if used_at else ()) for scheme in SCHEMES]
 
 
 def illustration_jobs(name: str, used_at: str = "") -> list[FigureJob]:
@@ -154,7 +168,7 @@ def illustration_jobs(name: str, used_at: str = "") -> list[FigureJob]:
 
     module = get_declaration(name).module
     return [FigureJob("illustration", name, scheme, used_at=(used_at,) if used_at else (), module=module)
-            for scheme in ("light", "dark")]
+            for scheme in SCHEMES]
 
 
 # ---- rendering what is missing -----------------------------------------------------------------------------------
@@ -166,7 +180,7 @@ def _render_one(job: FigureJob, cache_dir: str) -> tuple[str, float, str | None]
     try:
         write_atomic(Path(cache_dir) / job.file_name, job.render())
     except Exception as error:  # reported by the parent, naming the figure and the pages that use it
-        return job.file_name, time.perf_counter() - start, f"{type(error).__name__}: {error}"
+        return job.file_name, time.perf_counter() - start, error_text(error)
     return job.file_name, time.perf_counter() - start, None
 
 
@@ -190,40 +204,62 @@ class RenderReport:
 
 
 def render_all(jobs: Iterable[FigureJob], cache_dir: Path = DEFAULT_CACHE_DIR, workers: int | None = None,
-               progress: Callable[[str], None] | None = None) -> RenderReport:
-    """Render every job whose SVG is not in the cache yet, across `workers` processes (default: one per core)."""
+               log: Callable[[str], None] | None = None,
+               progress: Callable[..., Progress] = Progress) -> RenderReport:
+    """Render every job whose SVG is not in the cache yet, across `workers` processes (default: one per core).
+
+    `log` gets a line per rendered file; `progress` makes the reporter of the whole task (see build_scripts.progress:
+    it speaks only when rendering is slow). Every failure is collected first, then raised as one FigureError."""
     start, jobs = time.perf_counter(), merge(jobs)
     cache_dir.mkdir(parents=True, exist_ok=True)
     report = RenderReport()
     missing = [job for job in jobs if not (cache_dir / job.file_name).is_file()]
     report.reused = [job.file_name for job in jobs if job not in missing]
-    errors = []
-    for job, (file_name, seconds, error) in zip(missing, _run(missing, cache_dir, workers)):
-        if error:
-            where = f" (used at {', '.join(job.used_at)})" if job.used_at else ""
-            errors.append(f"figure '{job.name}' ({job.kind}, {job.scheme}) failed: {error}{where}")
-        else:
-            report.rendered.append(file_name)
-        if progress:
-            progress(f"{'FAILED' if error else 'rendered'} {file_name} in {seconds * 1000:.0f} ms")
+    failed: dict[FigureJob, str] = {}
+    if missing:
+        with progress(f"rendering {len(missing)} static figures", total=len(missing)) as reporter:
+            for job, (file_name, seconds, error) in _run(missing, cache_dir, workers):
+                reporter.advance()
+                if error:
+                    failed[job] = error
+                else:
+                    report.rendered.append(file_name)
+                if log:
+                    log(f"{'FAILED' if error else 'rendered'} {file_name} in {seconds * 1000:.0f} ms")
     _update_manifest(cache_dir, jobs)
     report.seconds = time.perf_counter() - start
-    if errors:
-        raise FigureError("; ".join(errors))
+    if failed:
+        raise FigureError("; ".join(_failure_lines(failed)))
     return report
 
 
-def _run(jobs: list[FigureJob], cache_dir: Path, workers: int | None):
+def _failure_lines(failed: dict[FigureJob, str]) -> list[str]:
+    """One line per figure: its palettes are named only when some of them drew and some did not."""
+    by_figure: dict[tuple, list[str]] = {}
+    for job, error in failed.items():
+        by_figure.setdefault((job.kind, job.name, error, job.used_at), []).append(job.scheme)
+    return [failure_message(kind, name, error, used_at, () if len(schemes) == len(SCHEMES) else schemes)
+            for (kind, name, error, used_at), schemes in by_figure.items()]
+
+
+def _run(jobs: list[FigureJob], cache_dir: Path, workers: int | None) -> Iterator[tuple[FigureJob, tuple]]:
+    """Each job with its result, as each finishes."""
     workers = workers or os.cpu_count() or 1
     if workers == 1 or len(jobs) <= 1:
-        return [_render_one(job, str(cache_dir)) for job in jobs]
+        yield from ((job, _render_one(job, str(cache_dir))) for job in jobs)
+        return
+    from concurrent.futures import ProcessPoolExecutor, as_completed  # only here: a warm build never pays the import
+    from multiprocessing import get_context
+
     # forkserver, not fork: the build may run threads (mkdocs serve does), and forking a threaded process can
     # deadlock. The server imports matplotlib and the figure code once; every worker is forked from it ready to draw.
     context = get_context("forkserver" if sys.platform != "win32" else "spawn")
     if context.get_start_method() == "forkserver":
         context.set_forkserver_preload(list(PRELOAD))
     with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=context) as pool:
-        return list(pool.map(_render_one, jobs, [str(cache_dir)] * len(jobs)))
+        futures = {pool.submit(_render_one, job, str(cache_dir)): job for job in jobs}
+        for future in as_completed(futures):
+            yield futures[future], future.result()
 
 
 def _update_manifest(cache_dir: Path, jobs: list[FigureJob]) -> None:

@@ -14,6 +14,7 @@ import difflib
 import functools
 import importlib
 import importlib.util
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -100,6 +101,7 @@ def _read_module(path: Path, mtime_ns: int, module: str) -> dict[str, Declaratio
         arguments = isinstance(node, ast.FunctionDef) and _decorator_arguments(node)
         if not arguments:
             continue
+        name, alt, sandbox = arguments
         needed, queue = {node.name}, [node]
         while queue:  # the module-level helpers and constants the function uses, and theirs
             for used in ast.walk(queue.pop()):
@@ -107,15 +109,21 @@ def _read_module(path: Path, mtime_ns: int, module: str) -> dict[str, Declaratio
                     needed.add(used.id)
                     queue.append(defined[used.id])
         source = imports + "".join(_segment(lines, n) for n in tree.body if set(_top_level_names(n)) & needed)
-        found[arguments[0]] = Declaration(arguments[0], arguments[1], module, node.name, source, arguments[2])
+        found[name] = Declaration(name, alt, module, node.name, source, sandbox)
     return found
+
+
+@functools.cache
+def _module_file(module: str, search_path: tuple[str, ...]) -> Path:
+    # Finding a module's file walks sys.path: once per module (and search path), not once per figure placed.
+    return Path(importlib.util.find_spec(module).origin)
 
 
 def declarations() -> dict[str, Declaration]:
     """Every declared illustration by name, read from source (nothing is imported)."""
     found = {}
     for module in ILLUSTRATION_MODULES:
-        path = Path(importlib.util.find_spec(module).origin)
+        path = _module_file(module, tuple(sys.path))
         for name, declaration in _read_module(path, path.stat().st_mtime_ns, module).items():
             if name in found:
                 raise ValueError(f"illustration {name!r} is declared in {found[name].module} and {module}")

@@ -1,8 +1,9 @@
 """The ablation experiment's figure: validation loss while training, for every ablation at depths 2 and 8.
 
-The numbers come from the trained grid (build_scripts/training_grid.py, cached in .cache/training/; trained first if
-missing), so the curves, the lesson's table and its quoted numbers all read the same runs. Every configuration is
-trained once per seed: its line is the mean over the seeds and a band spans their lowest and highest loss.
+The numbers come from the trained grid (build_scripts/training_grid.py, cached in build/cache/training/; trained
+first if missing), so the curves, the lesson's table and its quoted numbers all read the same runs. Every
+configuration is trained once per seed: its line is the mean over the seeds and a band spans their lowest and highest
+loss.
 """
 
 import math

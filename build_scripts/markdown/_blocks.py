@@ -3,10 +3,11 @@
 The syntax is pymdown-extensions' generic block (`/// name | argument`, an optional YAML body, a closing `///`), so
 lessons read the same as the admonitions and details around them. The blocks are found by a preprocessor rather than
 by pymdownx's block framework because that framework turns a block it cannot parse back into plain text, silently,
-and knows no line numbers; here every error names `file:line` and stops the build.
+and knows no line numbers; here every error names `file:line` and stops the build (a live preview under Zensical
+shows it in the page instead, see _page.PREVIEW). Which file, and how its raw HTML reaches the site root, is the
+current page's context (_page.py), whichever engine converts it.
 """
 
-import contextvars
 import difflib
 import html
 import re
@@ -16,21 +17,15 @@ from dataclasses import dataclass
 import yaml
 from markdown.preprocessors import Preprocessor
 
-# The page being converted, as the author knows it (e.g. docs/lessons/norm.md). The MkDocs plugin sets it per page;
-# without it (plain Python-Markdown, another static site generator) errors still name the line.
-SOURCE_PATH: contextvars.ContextVar[str] = contextvars.ContextVar("SOURCE_PATH", default="<markdown>")
-# Lines the site generator removed before the extension sees the page (MkDocs strips the YAML front matter).
-SOURCE_LINE_OFFSET: contextvars.ContextVar[int] = contextvars.ContextVar("SOURCE_LINE_OFFSET", default=0)
+from build_scripts.figures.jobs import FigureError
+from build_scripts.markdown import _page
 
-# The relative path from the page being converted to the site root (e.g. "../../"), so a block can point at files
-# the build writes (assets/figures/...). The MkDocs plugin sets it per page; the fallback is the domain root.
-PAGE_TO_ROOT: contextvars.ContextVar[str] = contextvars.ContextVar("PAGE_TO_ROOT", default="/")
 FIGURE_DIR = "assets/figures"  # site-relative, where the build puts every static figure
 
 
 def static_images_html(light_file: str, dark_file: str, alt: str, css_class: str) -> str:
     """Light and dark variants of a static figure; Material shows the one matching the palette (#only-light/-dark)."""
-    root, alt = PAGE_TO_ROOT.get(), html.escape(alt)
+    root, alt = _page.PAGE.get().to_site_root, html.escape(alt)
     return "".join(
         f'<img class="{css_class}" src="{root}{FIGURE_DIR}/{file}#only-{scheme}" alt="{alt}" loading="lazy">'
         for file, scheme in ((light_file, "light"), (dark_file, "dark"))
@@ -52,8 +47,9 @@ class MarkdownSourceError(ValueError):
     """Bad authoring input; the message starts with `file:line:`."""
 
     def __init__(self, line: int, message: str, path: str | None = None):
-        self.path = path or SOURCE_PATH.get()
-        self.line = line + SOURCE_LINE_OFFSET.get()
+        page = _page.PAGE.get()
+        self.path = path or page.source_path
+        self.line = line + page.line_offset
         self.reason = " ".join(part.strip() for part in message.splitlines() if part.strip())  # always one line
         message = self.reason
         super().__init__(f"{self.path}:{self.line}: {message}")
@@ -92,12 +88,28 @@ def fenced_code_lines(lines: list[str]) -> set[int]:
     return inside
 
 
+# libyaml's loader where PyYAML has it: each block body is read by the page check and again by the extension. On an
+# error the pure-Python loader reads it again: its marks point at the line at fault, libyaml's at times one further.
+FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _load_yaml(text: str, loader_class) -> tuple[yaml.Node | None, object]:
+    loader = loader_class(text)
+    try:
+        node = loader.get_single_node()
+        return node, loader.construct_document(node) if node is not None else None
+    finally:
+        loader.dispose()
+
+
 def _parse_body(body: list[str], first_line: int) -> tuple[dict, dict]:
     """The YAML body as a mapping, plus the line of each top-level key; errors name the line."""
     text = "\n".join(body)
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        options = yaml.safe_load(text)
+        try:
+            node, options = _load_yaml(text, FAST_LOADER)
+        except yaml.YAMLError:
+            node, options = _load_yaml(text, yaml.SafeLoader)
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         if mark is not None:
@@ -165,13 +177,36 @@ def _read_block(lines: list[str], start: int, header: re.Match) -> Block:
     return Block(header.group("name"), argument, options, option_lines, start + 1, end, indent)
 
 
+def error_line(error: Exception) -> str:
+    """How the build prints one of its errors: a Markdown error names its file:line itself, the others say who speaks."""
+    return str(error) if isinstance(error, MarkdownSourceError) else f"explainer: {error}"
+
+
+def shown_in_preview(run: Callable[[Preprocessor, list[str]], list[str]]):
+    """Decorate a preprocessor's run: in a live preview (_page.PREVIEW), an authoring error is reported and shown at
+    the top of the page, which keeps its text, instead of stopping the server; otherwise it is raised."""
+
+    def guarded(self: Preprocessor, lines: list[str]) -> list[str]:
+        try:
+            return run(self, lines)
+        except (MarkdownSourceError, FigureError) as error:
+            if _page.PREVIEW is None:
+                raise
+            _page.PREVIEW.report(error_line(error))
+            return [self.md.htmlStash.store(_page.error_box(error)), "", *lines]
+
+    return guarded
+
+
 class BlockPreprocessor(Preprocessor):
     """Replace each block with the HTML its handler returns (stashed, so Markdown leaves it alone)."""
 
     def __init__(self, md, handlers: dict[str, Callable[[Block], str]]):
         super().__init__(md)
         self.handlers = handlers
+        _page.register_page_context(md)
 
+    @shown_in_preview
     def run(self, lines: list[str]) -> list[str]:
         output, copied = [], 0
         for block in find_blocks(lines, set(self.handlers)):

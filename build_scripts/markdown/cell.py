@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from markdown import Extension
 from markdown.preprocessors import Preprocessor
 
+from build_scripts.markdown import _page
 from build_scripts.markdown._blocks import (
     PYMDOWNX_BLOCKS,
     RE_FENCE,
@@ -44,6 +45,7 @@ from build_scripts.markdown._blocks import (
     MarkdownSourceError,
     _parse_body,
     fenced_code_lines,
+    shown_in_preview,
 )
 from build_scripts.site_runtime import BOOT_TIMEOUT_MS
 from explainer.sandbox import closest
@@ -267,6 +269,7 @@ def cell_opening_html(cell: Cell, number: int) -> str:
 class CellPreprocessor(Preprocessor):
     """Wraps each cell's code fence in its container, numbering cells in page order for unique ids."""
 
+    @shown_in_preview
     def run(self, lines: list[str]) -> list[str]:
         output, copied = [], 0
         for number, cell in enumerate(find_cells(lines), start=1):
@@ -296,6 +299,7 @@ class CellExtension(Extension):
 
     def extendMarkdown(self, md):
         md.registerExtension(self)
+        _page.register_page_context(md)
         # Beside the other blocks: after {{ quantities }} (29.6), before superfences (25), which renders the fence.
         md.preprocessors.register(CellPreprocessor(md), "explainer-cell", 29.2)
 

@@ -11,12 +11,14 @@ name, a missing caption or an unknown key stops the build with file:line.
 
 import html
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from markdown import Extension
 
 from build_scripts.figures.jobs import FigureJob, illustration_jobs
 from build_scripts.figures.registry import get_declaration
-from build_scripts.markdown._blocks import SOURCE_PATH, Block, BlockPreprocessor, static_images_html
+from build_scripts.markdown import _page
+from build_scripts.markdown._blocks import Block, BlockPreprocessor, static_images_html
 from explainer.sandbox import closest
 
 OPTIONS = ("caption", "alt")
@@ -29,8 +31,18 @@ def _text(block: Block, option: str) -> str:
     return value.strip()
 
 
-def read_figure(block: Block) -> tuple[str, str, list[FigureJob]]:
-    """Check a figure block; returns its caption, alt text and the SVGs it needs."""
+@dataclass(frozen=True)
+class FigurePlacement:
+    """An illustration as one page places it."""
+
+    name: str
+    caption: str
+    alt: str
+    figure_jobs: list[FigureJob]  # its SVGs, light and dark
+
+
+def read_figure(block: Block) -> FigurePlacement:
+    """Check a figure block against the illustrations' declarations; errors name the line."""
     try:
         illustration = get_declaration(block.argument)
     except ValueError as error:
@@ -41,15 +53,16 @@ def read_figure(block: Block) -> tuple[str, str, list[FigureJob]]:
     if "caption" not in block.options:
         raise block.error("needs a caption: every figure tells the reader what to look at")
     alt = _text(block, "alt") if "alt" in block.options else illustration.alt
-    return _text(block, "caption"), alt, illustration_jobs(illustration.name, f"{SOURCE_PATH.get()}:{block.line}")
+    used_at = f"{_page.PAGE.get().source_path}:{block.line}"
+    return FigurePlacement(illustration.name, _text(block, "caption"), alt, illustration_jobs(illustration.name, used_at))
 
 
-def figure_html(name: str, caption: str, alt: str, jobs: list[FigureJob]) -> str:
+def figure_html(placement: FigurePlacement) -> str:
     """The page's <figure>: both palette variants and the caption."""
-    light, dark = (job.file_name for job in jobs)
-    images = static_images_html(light, dark, alt, "illustration__image")
-    return (f'<figure class="illustration" data-figure="{name}">{images}'
-            f"<figcaption>{html.escape(caption)}</figcaption></figure>")
+    light, dark = (job.file_name for job in placement.figure_jobs)
+    images = static_images_html(light, dark, placement.alt, "illustration__image")
+    return (f'<figure class="illustration" data-figure="{placement.name}">{images}'
+            f"<figcaption>{html.escape(placement.caption)}</figcaption></figure>")
 
 
 class FigureExtension(Extension):
@@ -62,8 +75,10 @@ class FigureExtension(Extension):
 
     @staticmethod
     def place(block: Block) -> str:
-        caption, alt, jobs = read_figure(block)
-        return figure_html(block.argument, caption, alt, jobs)
+        placement = read_figure(block)
+        if _page.PREVIEW:
+            _page.PREVIEW.figures_needed(placement.figure_jobs)
+        return figure_html(placement)
 
 
 def makeExtension(**kwargs):  # noqa: N802 (the name Python-Markdown looks for)

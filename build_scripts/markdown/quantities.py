@@ -9,7 +9,8 @@ import re
 from markdown import Extension
 from markdown.preprocessors import Preprocessor
 
-from build_scripts.markdown._blocks import MarkdownSourceError, fenced_code_lines
+from build_scripts.markdown import _page
+from build_scripts.markdown._blocks import MarkdownSourceError, fenced_code_lines, shown_in_preview
 from build_scripts.quantities import evaluate
 
 RE_QUANTITY = re.compile(r"\{\{\s*([A-Za-z_][\w.]*)\s*\}\}")
@@ -31,11 +32,19 @@ def substitute_line(line: str, line_number: int) -> str:
     return "".join(pieces) + RE_QUANTITY.sub(replace, line[last:])
 
 
+def substitute(lines: list[str]) -> list[str]:
+    """A page's lines with every {{ name }} outside code replaced by its text."""
+    in_code = fenced_code_lines(lines)
+    return [line if index in in_code or "{{" not in line else substitute_line(line, index + 1)
+            for index, line in enumerate(lines)]
+
+
 class QuantityPreprocessor(Preprocessor):
+    """Replaces every {{ name }} outside code with the quantity's text."""
+
+    @shown_in_preview
     def run(self, lines: list[str]) -> list[str]:
-        in_code = fenced_code_lines(lines)
-        return [line if index in in_code or "{{" not in line else substitute_line(line, index + 1)
-                for index, line in enumerate(lines)]
+        return substitute(lines)
 
 
 class QuantityExtension(Extension):
@@ -43,6 +52,7 @@ class QuantityExtension(Extension):
 
     def extendMarkdown(self, md):
         md.registerExtension(self)
+        _page.register_page_context(md)
         # Before the blocks (29.5, 29.4) read the page, so captions and quiz feedback may quote quantities too.
         md.preprocessors.register(QuantityPreprocessor(md), "explainer-quantities", 29.6)
 

@@ -14,6 +14,7 @@ cannot honour. The page gets a <figure> holding the static view, native controls
 data-config attribute) that the browser runtime (build_scripts/browser/sandbox.js) reads; the contract is in build_scripts/browser/README.md.
 """
 
+import functools
 import html
 import json
 from collections.abc import Callable
@@ -21,8 +22,9 @@ from dataclasses import dataclass
 
 from markdown import Extension
 
-from build_scripts.figures.jobs import FigureJob, sandbox_jobs
-from build_scripts.markdown._blocks import SOURCE_PATH, Block, BlockPreprocessor, static_images_html
+from build_scripts.figures.jobs import FigureError, FigureJob, error_text, failure_message, sandbox_jobs
+from build_scripts.markdown import _page
+from build_scripts.markdown._blocks import Block, BlockPreprocessor, static_images_html
 from explainer.figure import DEFAULT_HEIGHT, FIGURE_WIDTH
 from explainer.sandbox import Choice, ParameterError, Sandbox, Toggle, closest, registry
 
@@ -75,9 +77,29 @@ class Placement:
     height: int
     line: int = 0
 
+    @property
+    def used_at(self) -> str:
+        """Where the block is: docs/lessons/x.md:25."""
+        return f"{_page.PAGE.get().source_path}:{self.line}"
+
     def figure_jobs(self) -> list[FigureJob]:
         """The static views this placement needs: light and dark, at its starting values."""
-        return sandbox_jobs(self.sandbox.name, self.values, self.height, f"{SOURCE_PATH.get()}:{self.line}")
+        return sandbox_jobs(self.sandbox.name, self.values, self.height, self.used_at)
+
+    def view(self) -> dict:
+        """The sandbox at its starting values as the page shows it (explainer.sandbox.Sandbox.view); a sandbox that
+        raises is a FigureError naming it and the page, the same line the static renderer gives."""
+        try:
+            return _view(self.sandbox, tuple(sorted(self.values.items())))
+        except Exception as error:
+            raise FigureError(failure_message("sandbox", self.sandbox.name, error_text(error), [self.used_at])) from None
+
+
+@functools.lru_cache(maxsize=256)
+def _view(sandbox: Sandbox, values: tuple) -> dict:
+    # The build checks each placement (build_scripts.pipeline) before the page is converted: both need the view,
+    # which is drawn once.
+    return sandbox.view(dict(values))
 
 
 def read_placement(block: Block, sandboxes: dict[str, Sandbox]) -> Placement:
@@ -166,7 +188,7 @@ def sandbox_html(placement: Placement, element_id: str) -> str:
         for p in sandbox.params
         if p.name not in placement.hidden
     )
-    view = sandbox.view(placement.values)  # the same label and readouts the worker sends the live page
+    view = placement.view()  # the same label and readouts the worker sends the live page
     light, dark = (job.file_name for job in placement.figure_jobs())
     static = static_images_html(light, dark, placement.alt or view["label"], "sandbox__image")
     caption = f"<figcaption>{html.escape(placement.caption)}</figcaption>" if placement.caption else ""
@@ -203,6 +225,8 @@ class SandboxExtension(Extension):
 
     def place(self, block: Block) -> str:
         placement = read_placement(block, registry())
+        if _page.PREVIEW:
+            _page.PREVIEW.figures_needed(placement.figure_jobs())
         self.count += 1
         return sandbox_html(placement, f"sandbox-{block.argument}-{self.count}")
 

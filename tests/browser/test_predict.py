@@ -6,7 +6,7 @@ files, runtime and static figures."""
 import markdown
 import pytest
 
-from build_scripts.markdown._blocks import PAGE_TO_ROOT
+from build_scripts.markdown._page import PageContext, on_page
 
 pytestmark = pytest.mark.browser
 
@@ -43,11 +43,8 @@ PAGE = """<!doctype html>
 
 @pytest.fixture(scope="module")
 def predict_page(built_site):
-    token = PAGE_TO_ROOT.set("")
-    try:
+    with on_page(PageContext(to_site_root="")):  # the page sits at the site root
         body = markdown.markdown(MARKDOWN, extensions=["build_scripts.markdown.quiz", "build_scripts.markdown.sandbox"])
-    finally:
-        PAGE_TO_ROOT.reset(token)
     (built_site / "predict-test.html").write_text(PAGE % body, encoding="utf-8")
     return "predict-test.html"
 

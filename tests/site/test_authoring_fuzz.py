@@ -24,7 +24,7 @@ from mkdocs.commands.build import build
 from mkdocs.config import load_config
 from mkdocs.exceptions import Abort, BuildError, PluginError
 
-from support import PROJECT_ROOT
+from build_scripts.figures.jobs import DEFAULT_CACHE_DIR
 
 # 70 pages (about 20 s here) in `make test`; FUZZ_EXAMPLES=1000 searches deeper by hand.
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "70"))
@@ -211,7 +211,7 @@ def headers_outside_code(page: str) -> dict[str, int]:
 def project(tmp_path_factory):
     root = tmp_path_factory.mktemp("fuzz")
     (root / "docs").mkdir()
-    cache = PROJECT_ROOT / ".cache" / "figures"  # the project's figure cache: unchanged figures are not drawn again
+    cache = DEFAULT_CACHE_DIR  # the project's figure cache: unchanged figures are not drawn again
     (root / "mkdocs.yml").write_text(CONFIG.format(cache=cache), encoding="utf-8")
     return root
 

@@ -1,8 +1,10 @@
 """The `explainer` MkDocs plugin in real builds: its defaults, CDN and self-host modes, and a misconfigured site."""
 
+import dataclasses
 import json
 
 from build_scripts.mkdocs_plugin.config import ExplainerConfig
+from build_scripts.pipeline.config import PipelineConfig
 from build_scripts.pyodide_runtime import PYODIDE_CDN_URL, PYODIDE_VERSION
 from support import copy_project_site_sources, run_mkdocs_build
 
@@ -17,11 +19,14 @@ def with_plugin_setting(tmp_path, setting: str):
     return config
 
 
-def test_the_options_and_their_defaults():
+def test_the_options_and_their_defaults_are_the_pipelines():
     config = ExplainerConfig()
     config.load_dict({})
-    assert not config.validate()[0]
-    assert dict(config) == {"enabled": True, "self_host": False, "cache_dir": ".cache/figures", "workers": 0}
+    failed, _ = config.validate()
+    assert not failed
+    expected = {"enabled": True, "self_host": False, "cache_dir": "build/cache/figures", "workers": 0}
+    assert dict(config) == expected
+    assert dataclasses.asdict(PipelineConfig()) == expected  # what Zensical builds read from mkdocs.yml
 
 
 def test_by_default_the_runtime_comes_from_the_official_cdn_and_the_site_holds_no_copy(tmp_path):
@@ -53,7 +58,11 @@ def test_disabled_the_plugin_ships_no_runtime_but_still_checks_the_blocks(tmp_pa
     config = with_plugin_setting(tmp_path, "  - explainer:\n      enabled: false\n")
     result = run_mkdocs_build(config, tmp_path / "site")
     assert result.returncode == 0, result.stderr
-    assert not (tmp_path / "site/assets/explainer").exists()
+    explainer = tmp_path / "site/assets/explainer"
+    assert not (explainer / "runtime.json").exists() and not (explainer / "wheels").exists()
+    assert not (tmp_path / "site/assets/pyodide").exists()
+    assert (explainer / "quiz.js").is_file(), "the pages list the page code: it is there, runtime or not"
+    assert any((tmp_path / "site/assets/figures").glob("*.svg")), "the static figures are there"
     (tmp_path / "docs/sandboxes.md").write_text("# x\n\n/// sandbox | ablation_lab\ndepth: 0\n///\n")
     result = run_mkdocs_build(config, tmp_path / "site")
     assert result.returncode != 0 and "docs/sandboxes.md:4: sandbox 'ablation_lab': depth:" in result.stderr

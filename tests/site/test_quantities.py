@@ -3,7 +3,8 @@
 import markdown
 import pytest
 
-from build_scripts.markdown._blocks import SOURCE_PATH, MarkdownSourceError
+from build_scripts.markdown._blocks import MarkdownSourceError
+from build_scripts.markdown._page import PageContext, on_page
 from build_scripts.quantities import evaluate, number, quantities, vector
 from explainer import proportional_recurrence
 
@@ -30,12 +31,8 @@ def test_a_quantity_in_prose_is_replaced_by_its_computed_text_but_not_in_code():
 
 
 def test_an_unknown_quantity_names_its_line_and_the_closest_name():
-    token = SOURCE_PATH.set("docs/page.md")
-    try:
-        with pytest.raises(MarkdownSourceError) as caught:
-            convert("# T\n\nText {{ recurrence.compund_16 }}.\n")
-    finally:
-        SOURCE_PATH.reset(token)
+    with on_page(PageContext("docs/page.md")), pytest.raises(MarkdownSourceError) as caught:
+        convert("# T\n\nText {{ recurrence.compund_16 }}.\n")
     assert str(caught.value) == ("docs/page.md:3: unknown quantity 'recurrence.compund_16' "
                                  "(did you mean 'recurrence.compound_16'?)")
 

@@ -8,7 +8,8 @@ from html.parser import HTMLParser
 import markdown
 import pytest
 
-from build_scripts.markdown._blocks import SOURCE_PATH, MarkdownSourceError
+from build_scripts.markdown._blocks import MarkdownSourceError
+from build_scripts.markdown._page import PageContext, on_page
 from support import copy_project_site_sources, markdown_error, run_mkdocs_build
 
 EXTENSIONS = ["build_scripts.markdown.sandbox", "admonition", "pymdownx.superfences", "pymdownx.blocks.details"]
@@ -198,10 +199,6 @@ def test_a_mistake_fails_the_real_strict_build_with_the_authors_line_number(tmp_
 def test_a_block_after_other_blocks_still_reports_its_own_line():
     # Each extension replaces the blocks it handles before the next one reads the page: line numbers must survive.
     text = "/// sandbox | projection_shadow\ncaption: one\nheight: 300\n///\n\n/// figure | no_such_figure\ncaption: c\n///\n"
-    token = SOURCE_PATH.set("docs/page.md")
-    try:
-        with pytest.raises(MarkdownSourceError) as caught:
-            markdown.markdown(text, extensions=["build_scripts.markdown.sandbox", "build_scripts.markdown.figure"])
-    finally:
-        SOURCE_PATH.reset(token)
+    with on_page(PageContext("docs/page.md")), pytest.raises(MarkdownSourceError) as caught:
+        markdown.markdown(text, extensions=["build_scripts.markdown.sandbox", "build_scripts.markdown.figure"])
     assert str(caught.value).startswith("docs/page.md:6: figure 'no_such_figure'"), str(caught.value)

@@ -1,9 +1,11 @@
 """The explainer wheel that Pyodide installs: pure Python, the package alone, numpy its only dependency."""
 
 import email.parser
+import importlib.metadata
 import zipfile
 
 import explainer
+from build_scripts.mkdocs_plugin import ExplainerPlugin
 from build_scripts.wheel import build_wheel, source_digest
 
 
@@ -34,3 +36,15 @@ def test_the_wheel_is_reproducible_and_rebuilt_only_when_its_sources_change(tmp_
     (tmp_path / "a" / "SOURCE_DIGEST").write_text("stale\n")
     assert build_wheel(tmp_path / "a").read_bytes() == first
     assert (tmp_path / "a" / "SOURCE_DIGEST").read_text().strip() == source_digest(project_root)
+
+
+def test_the_wheel_names_no_build_code_and_mkdocs_finds_the_plugin_in_its_own_distribution(tmp_path):
+    with zipfile.ZipFile(build_wheel(tmp_path / "wheel")) as archive:
+        names = archive.namelist()
+        record = archive.read(next(name for name in names if name.endswith(".dist-info/RECORD"))).decode()
+    # Readers' browsers install this wheel: it may not register anything, least of all code they do not have.
+    assert not [name for name in names if name.endswith("entry_points.txt")], names
+    assert "build_scripts" not in record
+    [plugin] = importlib.metadata.entry_points(group="mkdocs.plugins", name="explainer")
+    assert plugin.dist.name == "explainer-mkdocs-plugin"
+    assert plugin.load() is ExplainerPlugin

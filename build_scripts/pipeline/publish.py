@@ -1,0 +1,77 @@
+"""The build's own part of a site, after the engine has written the pages: the static figures the pages show (rendered
+into the cache first) and, for live sandboxes, the browser code, our wheel, runtime.json and (self-hosted) Pyodide.
+
+`site_figures` remembers, in the figure cache, which figures the pages showed for which inputs (the pages, mkdocs.yml,
+explainer and build_scripts); when none of those changed and every figure is still cached, a build neither reads
+the pages again nor imports anything heavy.
+"""
+
+import functools
+import hashlib
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from build_scripts import site_runtime
+from build_scripts._files import code_digest, write_atomic
+from build_scripts.figures.jobs import FigureJob, render_all
+from build_scripts.markdown._blocks import FIGURE_DIR
+from build_scripts.pipeline.config import Site
+from build_scripts.progress import Progress
+
+STATE_FILE = "pages.json"  # in the figure cache: the figures the pages showed, and the inputs they were read from
+
+
+def inputs_digest(site: Site) -> str:
+    """sha256 over what decides the pages' figures and checks: the code, mkdocs.yml and the pages."""
+    digest = hashlib.sha256(code_digest(site.root).encode())
+    for path in [site.config_file, *sorted(site.docs_dir.rglob("*.md"))]:
+        digest.update(site.shown(path).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def reporter(emit: Callable[[str], None] | None) -> Callable[..., Progress]:
+    """Progress reporters that write to `emit` (stderr when None)."""
+    return functools.partial(Progress, emit=emit)
+
+
+def render_figures(jobs: list[FigureJob], site: Site, emit: Callable[[str], None] | None = None) -> list[str]:
+    """Render the jobs missing from the cache (FigureError names any that raises); the files, sorted."""
+    render_all(jobs, site.cache_dir, site.options.workers or None, progress=reporter(emit))
+    return sorted({job.file_name for job in jobs})
+
+
+def site_figures(site: Site, emit: Callable[[str], None] | None = None) -> list[str]:
+    """Check every page and render the figures they show; unchanged inputs skip both (see the module docstring)."""
+    from build_scripts.pipeline.scan import scan_docs
+
+    state_path, digest = site.cache_dir / STATE_FILE, inputs_digest(site)
+    try:
+        state = json.loads(state_path.read_text())
+    except (OSError, ValueError):
+        state = {}
+    if state.get("inputs") == digest and all((site.cache_dir / name).is_file() for name in state["figures"]):
+        return state["figures"]
+    files = render_figures(scan_docs(site), site, emit)
+    write_atomic(state_path, json.dumps({"inputs": digest, "figures": files}, indent=1) + "\n")
+    return files
+
+
+def link_figures(site: Site, files: list[str], site_dir: Path) -> None:
+    """Put the figures into the site's assets/figures/ (hard links into the cache)."""
+    target = site_dir / FIGURE_DIR
+    target.mkdir(parents=True, exist_ok=True)
+    for name in files:
+        site_runtime.link_or_copy(site.cache_dir / name, target / name)
+
+
+def publish(site: Site, figure_files: list[str], site_dir: Path | None = None,
+            emit: Callable[[str], None] | None = None) -> dict | None:
+    """Write our part into a built site (mkdocs.yml's site_dir unless given): figures, page code and, unless the
+    pipeline is disabled, the live runtime. Returns the runtime manifest (None when disabled)."""
+    site_dir = site_dir or site.site_dir
+    link_figures(site, figure_files, site_dir)
+    site_runtime.copy_browser_files(site_dir)
+    if not site.options.enabled:
+        return None
+    return site_runtime.write_site_runtime(site_dir, self_host=site.options.self_host, progress=reporter(emit))

@@ -1,0 +1,56 @@
+"""The site as Zensical builds it (`make build ENGINE=zensical`) works in Chromium: every sandbox on every page goes
+live on the offline Pyodide, and the static figures load. (The rest of the browser suite runs on the MkDocs build.)"""
+
+import os
+
+import pytest
+
+from support import StaticSiteServer, build_in_process, copy_project_site_sources
+from test_sandboxes_live import pages_with_sandboxes, wait_live
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(scope="module")
+def zensical_site(tmp_path_factory):
+    """A copy of the project built by Zensical through the pipeline, served on 127.0.0.1 at the address it was
+    built for (instant navigation and the sitemap use it)."""
+    root = tmp_path_factory.mktemp("zensical-project")
+    config = copy_project_site_sources(root)
+    server = StaticSiteServer(root / "site")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setitem(os.environ, "SITE_URL", server.url)
+        site = build_in_process("zensical", config)
+    assert site == root / "site"
+    yield site, server.url
+    server.close()
+
+
+@pytest.fixture(scope="module")
+def site_url(zensical_site):
+    """The Zensical build's address: the `browser` fixture (conftest.py) guards every other origin."""
+    return zensical_site[1]
+
+
+def test_every_sandbox_of_the_zensical_build_goes_live(browser, zensical_site):
+    site, url = zensical_site
+    pages = pages_with_sandboxes(site)
+    assert len(pages) >= 3, pages
+    page = browser.page
+    for path, ids in pages.items():
+        page.goto(url + path)
+        for figure_id in ids:
+            wait_live(page, figure_id)
+    browser.assert_clean()
+
+
+def test_a_static_figure_of_the_zensical_build_loads(browser, zensical_site):
+    site, url = zensical_site
+    page = browser.page
+    page.emulate_media(color_scheme="light")
+    page.goto(url + "lessons/rmsnorm-geometry/")
+    image = page.locator("figure.illustration img[src*='-light.svg']").first
+    image.scroll_into_view_if_needed()
+    page.wait_for_function("img => img.complete && img.naturalWidth > 0", arg=image.element_handle(), timeout=15_000)
+    assert image.is_visible()
+    browser.assert_clean()
