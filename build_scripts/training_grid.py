@@ -2,7 +2,7 @@
 
 The grid is explainer.training.ablation_grid (every ablation at every depth) repeated for each of SEEDS: a seed sets
 the weights, the train/validation split and the batches, so the spread over seeds says how much of a result is luck.
-Each run's result is a file in .cache/training/ whose name holds a hash of its config and of the training code
+Each run's result is a file in build/cache/training/ whose name holds a hash of its config and of the training code
 (explainer's layers, model, tasks and checks): a file that exists is up to date, so a rebuild with nothing changed
 trains nothing. Missing runs train in parallel, one process per core, and report as each finishes; files are written
 to a temporary name and renamed. A lock file keeps two builds (or two figure workers) from training the grid at once.
@@ -25,6 +25,7 @@ from multiprocessing import get_context
 from pathlib import Path
 
 from build_scripts._files import files_digest, module_files, write_atomic
+from build_scripts.progress import Progress as BuildProgress
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CACHE_DIR = PROJECT_ROOT / "build" / "cache" / "training"
@@ -34,7 +35,7 @@ TRAINING_MODULE = "explainer.training"  # the training code: this module and wha
 SEEDS = (0, 1, 2)  # every configuration trains once per seed: three draws give a range, not a single anecdote
 
 RunName = tuple[str, int, int]  # (ablation, depth, seed)
-Progress = Callable[[str], None]  # receives one line of text per finished run
+RunReport = Callable[[str], None]  # receives one line of text per finished run (the CLI's -v)
 
 
 @functools.cache
@@ -116,16 +117,19 @@ def _finished_runs(order: list[RunName], missing: dict, workers: int):
             pool.shutdown(cancel_futures=True)  # on an error, or an abandoned generator: start nothing more
 
 
-def _train_missing(missing: dict, cache_dir: Path, workers: int, progress: Progress | None) -> None:
+def _train_missing(missing: dict, cache_dir: Path, workers: int, progress: RunReport | None) -> None:
     order = sorted(missing, key=lambda name: -missing[name].depth)  # the deep runs first: they take longest
     start = time.perf_counter()
-    for done, (name, result) in enumerate(_finished_runs(order, missing, workers), start=1):
-        write_atomic(result_path(cache_dir, name, missing[name]), json.dumps(result, indent=1) + "\n")
-        if progress:
-            progress(progress_line(name, result, done, len(order), time.perf_counter() - start))
+    # Builds report like every slow build step (quiet when fast); `progress` adds a line per run for the CLI.
+    with BuildProgress(f"training {len(order)} runs of the ablation grid", total=len(order)) as task:
+        for done, (name, result) in enumerate(_finished_runs(order, missing, workers), start=1):
+            write_atomic(result_path(cache_dir, name, missing[name]), json.dumps(result, indent=1) + "\n")
+            task.advance()
+            if progress:
+                progress(progress_line(name, result, done, len(order), time.perf_counter() - start))
 
 
-def load_or_train(cache_dir: Path = DEFAULT_CACHE_DIR, workers: int | None = None, progress: Progress | None = None,
+def load_or_train(cache_dir: Path = DEFAULT_CACHE_DIR, workers: int | None = None, progress: RunReport | None = None,
                   seeds: tuple[int, ...] = SEEDS, **overrides) -> dict[RunName, dict]:
     """Every run of the grid by (ablation, depth, seed): read from the cache, training the missing runs first.
 

@@ -215,3 +215,15 @@ def test_a_claim_the_runs_stop_supporting_stops_the_build(monkeypatch):
             evaluate("training.shallow_cheap_deep_fatal")
     finally:
         lesson.spreads.cache_clear()
+
+
+def test_a_build_that_trains_says_so_like_every_slow_build_step(tmp_path, monkeypatch, capsys):
+    from build_scripts import progress
+
+    monkeypatch.setattr(progress, "AFTER", 0.0)  # report at once: the tiny grid trains in seconds, a real one minutes
+    tiny_grid(tmp_path)
+    lines = capsys.readouterr().err.splitlines()
+    runs = CONFIGURATIONS * len(TINY_SEEDS)
+    assert f"explainer: training {runs} runs of the ablation grid: {runs} of {runs}, done in" in "\n".join(lines)
+    tiny_grid(tmp_path)
+    assert "training" not in capsys.readouterr().err, "a grid read from the cache trains nothing and says nothing"
