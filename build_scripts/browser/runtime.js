@@ -24,7 +24,7 @@
   const OPS = Protocol.OPS;
 
   const DEFAULT_TIMEOUT_MS = 60000;
-  const INTERRUPT_GRACE_MS = 1500;  // how long an interrupted cell may take to stop before its worker is terminated
+  const INTERRUPT_GRACE_MS = 2000;  // how long an interrupted cell may take to stop before its worker is terminated
 
   function firstLine(text, limit = 200) {
     const line = String(text ?? "").split("\n")[0].trim();
