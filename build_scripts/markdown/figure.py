@@ -5,11 +5,11 @@
     alt: Arrows [3, 4] and [9, 12] from the origin along the same line.   # optional: the figure's own alt text
     ///
 
-The page gets the light and dark SVGs (Material shows the one that matches the palette) and the caption. An unknown
+The page gets the light and dark SVGs (Material shows the one that matches the palette) and the caption (plain text
+and `\\( … \\)` math). An unknown
 name, a missing caption or an unknown key stops the build with file:line.
 """
 
-import html
 from collections.abc import Callable
 
 from markdown import Extension
@@ -17,6 +17,7 @@ from markdown import Extension
 from build_scripts.figures.jobs import FigureJob, illustration_jobs
 from build_scripts.figures.registry import get_declaration
 from build_scripts.markdown._blocks import SOURCE_PATH, Block, BlockPreprocessor, static_images_html
+from build_scripts.markdown.math import MathError, text_html
 from explainer.sandbox import closest
 
 OPTIONS = ("caption", "alt")
@@ -30,7 +31,7 @@ def _text(block: Block, option: str) -> str:
 
 
 def read_figure(block: Block) -> tuple[str, str, list[FigureJob]]:
-    """Check a figure block; returns its caption, alt text and the SVGs it needs."""
+    """Check a figure block; returns its caption (HTML, formulas typeset), alt text and the SVGs it needs."""
     try:
         illustration = get_declaration(block.argument)
     except ValueError as error:
@@ -41,7 +42,11 @@ def read_figure(block: Block) -> tuple[str, str, list[FigureJob]]:
     if "caption" not in block.options:
         raise block.error("needs a caption: every figure tells the reader what to look at")
     alt = _text(block, "alt") if "alt" in block.options else illustration.alt
-    return _text(block, "caption"), alt, illustration_jobs(illustration.name, f"{SOURCE_PATH.get()}:{block.line}")
+    try:
+        caption = text_html(_text(block, "caption"))
+    except MathError as error:
+        raise block.error(str(error), "caption") from None
+    return caption, alt, illustration_jobs(illustration.name, f"{SOURCE_PATH.get()}:{block.line}")
 
 
 def figure_html(name: str, caption: str, alt: str, jobs: list[FigureJob]) -> str:
@@ -49,7 +54,7 @@ def figure_html(name: str, caption: str, alt: str, jobs: list[FigureJob]) -> str
     light, dark = (job.file_name for job in jobs)
     images = static_images_html(light, dark, alt, "illustration__image")
     return (f'<figure class="illustration" data-figure="{name}">{images}'
-            f"<figcaption>{html.escape(caption)}</figcaption></figure>")
+            f"<figcaption>{caption}</figcaption></figure>")
 
 
 class FigureExtension(Extension):
