@@ -151,9 +151,13 @@ KATEX = KatexServer()
 
 
 def formula_html(tex: str, display: bool, block: bool = False) -> str:
-    """One formula as the page gets it: KaTeX's HTML in the `arithmatex` wrapper the stylesheet targets."""
+    """One formula as the page gets it: KaTeX's HTML in the `arithmatex` wrapper the stylesheet targets.
+
+    The inner <span> is the one the browser's auto-render put around each formula: with it a display formula keeps
+    its margins inside its box, as before, instead of collapsing them with the paragraphs around it.
+    """
     tag = "div" if block else "span"
-    return f'<{tag} class="arithmatex">{KATEX.render(tex, display)}</{tag}>'
+    return f'<{tag} class="arithmatex"><span>{KATEX.render(tex, display)}</span></{tag}>'
 
 
 # ---- finding formulas -----------------------------------------------------------------------------------------------
