@@ -99,8 +99,11 @@ class KatexServer:
         with self.lock:
             if self.process is None:
                 self._start()
-            self.process.stdin.write(json.dumps({"tex": tex, "display": display}) + "\n")
-            self.process.stdin.flush()
+            try:
+                self.process.stdin.write(json.dumps({"tex": tex, "display": display}) + "\n")
+                self.process.stdin.flush()
+            except BrokenPipeError:
+                pass  # the server has stopped; reading its answer says why
             answer = self._read_line()
         if "error" in answer:
             raise KatexError(answer["error"], answer.get("position"))
@@ -179,7 +182,7 @@ class Formula:
 
 
 def find_formulas(text: str) -> Iterator[Formula]:
-    """Every `\\( … \\)` and `\\[ … \\]` in a text outside inline code; one left open in its paragraph is an error."""
+    """Every `\\( … \\)` and `\\[ … \\]` outside inline code; one left open in its paragraph is an error."""
     position = 0
     while token := RE_TOKEN.search(text, position):
         if token["code"]:

@@ -93,8 +93,8 @@ def test_a_display_formula_inside_a_paragraph_stays_inline_html():
     # Text right before and after: one paragraph, so the formula must not be a <div> (invalid inside <p>).
     html = convert("where\n\\[ q = 1 \\]\nholds.\n")
     assert typeset(html) == ["q = 1"]
-    assert re.fullmatch(r'<p>where\n<span class="arithmatex"><span><span class="katex-display">.*</span>\nholds.</p>', html,
-                        re.S)
+    pattern = r'<p>where\n<span class="arithmatex"><span><span class="katex-display">.*</span>\nholds.</p>'
+    assert re.fullmatch(pattern, html, re.S)
 
 
 def test_quiz_questions_answers_and_feedback_carry_typeset_math():
@@ -162,7 +162,8 @@ answers:
 ///
 """
     error = markdown_error(convert, "Intro.\n\n" + quiz, path="docs/q.md")
-    assert str(error) == r"docs/q.md:9: quiz 'Which?': answer 2: feedback: math \(\nope\): Undefined control sequence: \nope"
+    assert str(error) == (r"docs/q.md:9: quiz 'Which?': answer 2: feedback: math \(\nope\): "
+                          r"Undefined control sequence: \nope")
     caption = "/// figure | magnitude_vs_direction\nalt: Two arrows.\ncaption: Lengths \\(\\|v\\|\\right)\\)\n///\n"
     error = markdown_error(convert, caption, path="docs/f.md")
     assert str(error).startswith("docs/f.md:3: figure 'magnitude_vs_direction': math \\(\\|v\\|\\right)\\): ")
@@ -219,6 +220,12 @@ def test_an_error_is_not_cached_and_the_server_keeps_serving(tmp_path):
     assert 'class="katex"' in server.render("b", False)
     assert len(list(tmp_path.glob("*.html"))) == 1
     server.close()
+
+
+def test_without_node_the_build_says_what_is_missing(tmp_path, monkeypatch):
+    monkeypatch.setattr(math.shutil, "which", lambda name: None)
+    with pytest.raises(RuntimeError, match="Node.js is needed to typeset formulas at build time"):
+        math.KatexServer(tmp_path).render("x", False)
 
 
 # ---- the built site -------------------------------------------------------------------------------------------------
