@@ -15,10 +15,19 @@ class Ratio:
     """One line of the report: ours and a baseline measured side by side, and the target for ours ÷ baseline."""
 
     name: str
-    ours: float  # seconds, median over repeats
-    baseline: float  # seconds, median over repeats, measured in the same run
+    ours: float  # seconds (or bytes, see unit), median over repeats
+    baseline: float  # the same unit, measured in the same run
     baseline_name: str
     target: float | None  # ours / baseline must be at most this; None: reported, no target
+    unit: str = "s"  # "s" (printed in ms), "B" (printed in MB) or "n" (a count)
+
+    def shown(self, value: float) -> str:
+        """A value of this row as the table prints it (10 characters)."""
+        if self.unit == "s":
+            return f"{value * 1e3:>8.1f}ms"
+        if self.unit == "B":
+            return f"{value / 1e6:>8.1f}MB"
+        return f"{value:>10.0f}"
 
     @property
     def ratio(self) -> float:

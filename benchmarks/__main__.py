@@ -19,7 +19,7 @@ def main() -> None:
         verdict = {True: "met", False: "MISSED", None: "(info)"}[row.met]
         target = "—" if row.target is None else f"≤ {row.target:.2f}"
         print(
-            f"{row.name:<44} {row.ours * 1e3:>8.1f}ms {row.baseline * 1e3:>8.1f}ms {row.ratio:>7.2f} "
+            f"{row.name:<44} {row.shown(row.ours)} {row.shown(row.baseline)} {row.ratio:>7.2f} "
             f"{target:>8}  {verdict:<7}  {row.baseline_name}"
         )
 

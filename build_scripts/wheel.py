@@ -11,8 +11,9 @@ DEFAULT_WHEEL_DIR = PROJECT_ROOT / "build" / "wheel"
 
 
 def source_digest(root: Path = PROJECT_ROOT) -> str:
-    """sha256 over the files that make up the wheel (explainer's sources and pyproject.toml)."""
-    return files_digest([*(root / "explainer").rglob("*.py"), root / "pyproject.toml"], root)
+    """sha256 over the files that make up the wheel (explainer's sources and data, and pyproject.toml)."""
+    package = root / "explainer"
+    return files_digest([*package.rglob("*.py"), *package.rglob("*.json"), root / "pyproject.toml"], root)
 
 
 def build_wheel(out_dir: Path = DEFAULT_WHEEL_DIR, root: Path = PROJECT_ROOT) -> Path:

@@ -19,7 +19,8 @@ _EXPORTS = {
     "explainer.residual": ("Branch", "nonorm_block", "nonorm_block_jacobian", "postnorm_block",
                            "postnorm_block_jacobian", "prenorm_block", "prenorm_block_jacobian"),
     "explainer.taylor": ("TAYLOR_EXAMPLES", "TangentZoom", "TaylorExample", "taylor_approx", "tangent_zoom"),
-    "explainer.ablation": ("AblationConfig", "AblationResult", "run_ablation", "tokenize"),
+    "explainer.ablation": ("AblationConfig", "AblationResult", "GradientReport", "cosine_similarities", "gradient_norms",
+                           "run_ablation", "tokenize"),
     "explainer.training": ("Training", "TrainingConfig", "ablation_grid", "generate", "run_experiment"),
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}

@@ -75,13 +75,6 @@ def as_nonzero_vector(name: str, x, *, caller: str | None = None):
     return vector
 
 
-def require_same_shape(name_a: str, a, name_b: str, b, *, caller: str | None = None) -> None:
-    """Reject two arrays whose shapes differ."""
-    shape_a, shape_b = np.shape(a), np.shape(b)
-    if shape_a != shape_b:
-        fail(f"{name_a} and {name_b} must have the same shape (got {shape_a} and {shape_b})", caller=caller)
-
-
 def as_scalar(name: str, x, *, caller: str | None = None, minimum: float | None = None, strict: bool = False) -> float:
     """Convert x to a finite Python float, optionally ≥ `minimum` (or > it when `strict`)."""
     if isinstance(x, bool) or not isinstance(x, numbers.Real | np.ndarray) or np.ndim(x) != 0:

@@ -5,25 +5,25 @@ normalisation (none / RMSNorm / LayerNorm, before or after the branch) and the c
 (seeded) with the plain variance-preserving initialisation (std 1/√fan_in, no depth-dependent scaling): what the
 diagnostics show comes from the architecture, not from an initialisation tuned to make a point.
 
-`run_ablation` runs one sentence through the model and measures, layer by layer, what the lesson talks about. The
-block itself (norms, RoPE, attention, MLP, and where the switches are read) lives in explainer.layers, beside its
-backward pass, so the model that trains (explainer.training) is this model, not a copy.
+`run_ablation` runs one sentence through the model and measures, layer by layer, what the lesson talks about,
+including how alike the positions' vectors are (the cosine matrices that show rank collapse); `gradient_norms` sends
+the gradient of a next-word loss back down the same layers. The block itself (norms, RoPE, attention, MLP, and where
+the switches are read) lives in explainer.layers, beside its backward pass, so the model that trains
+(explainer.training) is this model, not a copy. Each arrangement's layers are computed once and kept (`_Stack`), so
+the lab's depth slider and switches mostly reuse work; `prepare` computes layers ahead for a caller with time to spare.
 """
 
 import dataclasses
+import functools
 import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from explainer import layers
-from explainer._checks import as_choice, as_int, fail
-from explainer.layers import normalise, rotate, sinusoidal_positions, visible  # noqa: F401 (rotate: the figures)
-
-POSITIONAL = ("none", "sinusoidal", "rope")
-NORMS = ("none", "rmsnorm", "layernorm")
-PLACEMENTS = ("pre", "post")
-MAX_DEPTH = 24
+from explainer._checks import fail
+from explainer.layers import (MAX_DEPTH, NORMS, PLACEMENTS, POSITIONAL,  # noqa: F401 (the lab's names for them)
+                              normalise, rotate, visible)
 
 # Status thresholds, documented here and in the lesson.
 EXPLODING_GROWTH = 1e3  # the stream's RMS grew 1000-fold from the embeddings: three orders of magnitude
@@ -41,7 +41,7 @@ VOCABULARY = (
 class AblationConfig:
     """One arrangement of the model; every field is a switch the lesson flips or a size it keeps small."""
 
-    depth: int = 6  # number of blocks; the lab's slider runs 1-24
+    depth: int = 6  # number of blocks; the lab's slider runs 1 to MAX_DEPTH
     width: int = 64  # d, the residual stream's width
     heads: int = 4  # attention heads; each reads width / heads features
     positional: str = "rope"  # how positions enter: not at all, added sinusoids, or rotated queries and keys
@@ -52,18 +52,7 @@ class AblationConfig:
     seed: int = 0  # the random weights and embeddings
 
     def __post_init__(self):
-        as_int("depth", self.depth, caller="AblationConfig", minimum=1, maximum=MAX_DEPTH)
-        as_int("width", self.width, caller="AblationConfig", minimum=2, maximum=1024)
-        as_int("heads", self.heads, caller="AblationConfig", minimum=1, maximum=self.width)
-        if self.width % self.heads or (self.width // self.heads) % 2:
-            fail(f"width must split into heads of an even size (got width {self.width}, heads {self.heads})",
-                 caller="AblationConfig")
-        as_choice("positional", self.positional, POSITIONAL, caller="AblationConfig")
-        as_choice("norm", self.norm, NORMS, caller="AblationConfig")
-        as_choice("placement", self.placement, PLACEMENTS, caller="AblationConfig")
-        for name in ("residual", "causal_mask"):
-            if not isinstance(getattr(self, name), bool):
-                fail(f"{name} must be True or False (got {getattr(self, name)!r})", caller="AblationConfig")
+        layers.check_architecture(self, caller="AblationConfig")
 
 
 # ---- weights ----------------------------------------------------------------------------------------------------
@@ -78,58 +67,26 @@ class Weights:
     out: np.ndarray  # (L, d, d)
     up: np.ndarray  # (L, d, 4d)
     down: np.ndarray  # (L, 4d, d)
+    unembedding: np.ndarray  # (d, V): reads next-word logits off the final stream, for the gradient's loss
+
+    @functools.cached_property
+    def for_forward(self) -> tuple[np.ndarray, ...]:
+        """(qkv, out, up, down) laid out for the forward's products (layers.for_products); the backward reads the
+        matrices as drawn, whose transposes are already laid out for its products."""
+        return tuple(layers.for_products(getattr(self, name)) for name in layers.BLOCK_WEIGHTS)
 
 
 _WEIGHTS_CACHE: dict = {}
 
 
 def init_weights(config: AblationConfig) -> Weights:
-    """The model's weights for `config` (std 1/√fan_in everywhere; the same seed gives the same weights)."""
+    """The model's weights for `config` (explainer.layers.init_weights; the same seed gives the same weights)."""
     key = (config.seed, config.width)
     if key not in _WEIGHTS_CACHE:
-        rng = np.random.default_rng(config.seed)
-        d, L = config.width, MAX_DEPTH  # draw all 24 blocks, so depth 8 is the first 8 blocks of depth 24
-
-        def normal(*shape):
-            return rng.standard_normal(shape) / math.sqrt(shape[-2])
-
-        _WEIGHTS_CACHE[key] = Weights(
-            embeddings=rng.standard_normal((len(VOCABULARY), d)),  # (V, d), RMS 1 like a normalised stream
-            qkv=normal(L, d, 3 * d),
-            out=normal(L, d, d),
-            up=normal(L, d, 4 * d),
-            down=normal(L, 4 * d, d),
-        )
+        # All MAX_DEPTH blocks are drawn, so depth 8 is the first 8 blocks of depth 24.
+        _WEIGHTS_CACHE[key] = Weights(**layers.init_weights(np.random.default_rng(config.seed), len(VOCABULARY),
+                                                            config.width, MAX_DEPTH))
     return _WEIGHTS_CACHE[key]
-
-
-# ---- the block and what its attention did -----------------------------------------------------------------------
-
-
-@dataclass
-class LayerRecord:
-    """What one block's attention did (filled in by `block`)."""
-
-    logit_std: float = math.nan
-    logit_max: float = math.nan
-    entropy: float = math.nan
-
-
-def _record_attention(cache, heads: int, causal: bool, record: LayerRecord) -> None:
-    """The first sentence's attention logits (unmasked entries, all heads) and the weights' mean entropy."""
-    length = cache.logits.shape[-1]
-    seen = cache.logits[0][:, visible(length, causal)]  # (H, n)
-    mean = seen.sum() / seen.size
-    record.logit_std, record.logit_max = math.sqrt(((seen - mean) ** 2).sum() / seen.size), float(seen.max())
-    first = cache.weights[0][:, visible(length, causal)]  # masked weights are exactly 0 and add nothing
-    record.entropy = float(-(first * np.log(first)).sum() / (heads * length))
-
-
-def block(h: np.ndarray, weights: Weights, layer: int, config: AblationConfig, record: LayerRecord) -> np.ndarray:
-    """One transformer block (explainer.layers.block, where the four switches are read), recording its attention."""
-    h, caches = layers.block(h, weights.qkv[layer], weights.out[layer], weights.up[layer], weights.down[layer], config)
-    _record_attention(caches[0][2], config.heads, config.causal_mask, record)
-    return h
 
 
 # ---- the experiment -------------------------------------------------------------------------------------------------
@@ -145,6 +102,7 @@ class AblationResult:
     logit_std: list[float]  # spread of the attention logits (unmasked entries, all heads)
     logit_max: list[float]  # largest attention logit
     attention_entropy: list[float]  # mean entropy of the attention weights, in nats (log T = uniform)
+    cosine_similarity: list[list[list[float]]] = field(repr=False)  # (T, T) per layer: see cosine_similarities
     word_order_sensitivity: float  # see run_ablation
     first_nonfinite_layer: int | None  # the first layer whose stream holds inf or NaN
     status: str  # HEALTHY, VANISHING, EXPLODING or NAN
@@ -162,30 +120,18 @@ def tokenize(sentence: str) -> np.ndarray:
     return np.array(ids, dtype=int)
 
 
-def _check_tokens(name: str, tokens) -> np.ndarray:
+def _check_tokens(name: str, tokens, caller: str) -> np.ndarray:
     tokens = np.asarray(tokens)
     if tokens.ndim != 1 or tokens.size < 2 or not np.issubdtype(tokens.dtype, np.integer):
-        fail(f"{name} must be a 1-D sequence of at least 2 word ids (got {tokens!r})", caller="run_ablation")
+        fail(f"{name} must be a 1-D sequence of at least 2 word ids (got {tokens!r})", caller=caller)
     if tokens.min() < 0 or tokens.max() >= len(VOCABULARY):
-        fail(f"{name} must be word ids from 0 to {len(VOCABULARY) - 1} (got {tokens.tolist()})", caller="run_ablation")
+        fail(f"{name} must be word ids from 0 to {len(VOCABULARY) - 1} (got {tokens.tolist()})", caller=caller)
     return tokens
-
-
-def _rms(x: np.ndarray) -> float:
-    return math.sqrt(float(np.vdot(x, x)) / x.size)
-
-
-def _embed(tokens: np.ndarray, permuted: np.ndarray, weights: Weights, config: AblationConfig) -> np.ndarray:
-    h = weights.embeddings[np.stack([tokens, permuted])]  # (2, T, d): the sentence and its permutation together
-    if config.positional == "sinusoidal":
-        h = h + sinusoidal_positions(len(tokens), config.width)
-    return h
 
 
 def _pooled(h: np.ndarray, config: AblationConfig) -> np.ndarray:
     """Mean over positions of the final stream (after the final norm of a pre-norm model), (2, d)."""
-    final = normalise(h, config.norm) if config.placement == "pre" else h
-    return final.mean(axis=1)
+    return layers.final_norm(h, config).mean(axis=1)
 
 
 def word_order_sensitivity(pooled: np.ndarray) -> float:
@@ -220,14 +166,11 @@ def run_ablation(config: AblationConfig, tokens, permuted_tokens=None) -> Ablati
     equivariant, the MLP and norms act per position), so the pooled output is exactly invariant: 0 up to rounding.
     Overflow never raises: from the first layer that is not finite, the measurements are nan and status is NAN.
     """
-    tokens = _check_tokens("tokens", tokens)
-    permuted = tokens[::-1] if permuted_tokens is None else _check_tokens("permuted_tokens", permuted_tokens)
-    if sorted(permuted.tolist()) != sorted(tokens.tolist()):
-        fail("permuted_tokens must hold the same words as tokens, in another order", caller="run_ablation")
-    layers = _layers(config, tokens, permuted)
-    first_nonfinite = layers.first_nonfinite if (layers.first_nonfinite or math.inf) <= config.depth else None
-    rows = {name: values[: config.depth + 1] for name, values in layers.rows.items()}
-    h = layers.states[config.depth]
+    tokens, permuted = _checked_pair(tokens, permuted_tokens, "run_ablation")
+    stack = _stack(config, tokens, permuted)
+    first_nonfinite = _first_nonfinite(stack, config.depth)
+    rows = {name: values[: config.depth + 1] for name, values in stack.rows.items()}
+    h = stack.states[config.depth]
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         sensitivity = math.nan if first_nonfinite else word_order_sensitivity(_pooled(h, config))
     status, reason = verdict(rows["residual_rms"], rows["token_signal"], first_nonfinite)
@@ -235,19 +178,113 @@ def run_ablation(config: AblationConfig, tokens, permuted_tokens=None) -> Ablati
                           status=status, reason=reason, config=config)
 
 
-@dataclass
-class _Layers:
-    """The streams and per-layer measurements of one arrangement, as deep as any run has asked for so far."""
+def _checked_pair(tokens, permuted_tokens, caller: str) -> tuple[np.ndarray, np.ndarray]:
+    tokens = _check_tokens("tokens", tokens, caller)
+    permuted = tokens[::-1] if permuted_tokens is None else _check_tokens("permuted_tokens", permuted_tokens, caller)
+    if sorted(permuted.tolist()) != sorted(tokens.tolist()):
+        fail("permuted_tokens must hold the same words as tokens, in another order", caller=caller)
+    return tokens, permuted
 
-    states: list  # (2, T, d) stream after each layer, index 0 = embeddings
-    rows: dict
+
+def _first_nonfinite(stack: "_Stack", depth: int) -> int | None:
+    return stack.first_nonfinite if (stack.first_nonfinite or math.inf) <= depth else None
+
+
+# ---- how the gradient flows back ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GradientReport:
+    """The lab's loss and the size of its gradient at every layer (index 0 is the embeddings; l is after block l)."""
+
+    loss: float  # next_word_loss at the last layer, in nats (ln V ≈ 3.6 is a uniform guess over the vocabulary)
+    gradient_norm: list[float]  # ‖∂loss/∂h_l‖ over the first sentence's positions; nan where the stream is not finite
+    config: AblationConfig = field(repr=False)
+
+
+def next_word_loss(h: np.ndarray, weights: Weights, tokens: np.ndarray, config: AblationConfig):
+    """The lab's loss at the stream h (1, T, d) of `tokens`, and its gradient with respect to h.
+
+    Each position guesses the next word of the sentence from the final stream (after a pre-norm model's final norm)
+    through the seeded random unembedding: the mean next-word cross-entropy, in nats, the loss a language model is
+    trained on. The last position has no next word and is not scored. The weights are random, so the loss is near
+    chance; what the lab shows is how its gradient travels back through the layers.
+    """
+    length = len(tokens)
+    final = layers.final_norm(h, config)  # (1, T, d)
+    targets = np.concatenate([tokens[1:], tokens[:1]])[None]  # (1, T): word t + 1 (the last target is not scored)
+    scored = (np.arange(length) < length - 1)[None].astype(float)  # (1, T)
+    loss, grad_logits = layers.cross_entropy(final @ weights.unembedding, targets, scored)
+    return loss, layers.final_norm_backward(h, config, grad_logits @ weights.unembedding.T)  # (1, T, d)
+
+
+def gradient_norms(config: AblationConfig, tokens, permuted_tokens=None) -> GradientReport:
+    """‖∂loss/∂h_l‖ at every layer l of `config` for next_word_loss on the sentence `tokens`.
+
+    Going back through a block multiplies the gradient by the block's transposed Jacobian: with the residual and a
+    pre-norm, (I + J_F·J_N)ᵀ per branch, so the identity carries the gradient down however small J_F·J_N is; without
+    the residual only (J_F·J_N)ᵀ is left, and the gradient shrinks or grows by its size at every layer. The forward
+    pass is run_ablation's (cached; pass the same `permuted_tokens` to share it). Results are cached per depth.
+    """
+    tokens, permuted = _checked_pair(tokens, permuted_tokens, "gradient_norms")
+    stack = _stack(config, tokens, permuted)
+    if config.depth not in stack.gradient_norms:
+        loss, gradients = _gradients(stack, tokens, config)
+        with np.errstate(over="ignore", invalid="ignore"):
+            stacked = np.concatenate(gradients)  # (L + 1, T, d)
+            stack.gradient_norms[config.depth] = loss, np.sqrt(np.einsum("ltd,ltd->l", stacked, stacked)).tolist()
+    loss, norms = stack.gradient_norms[config.depth]
+    return GradientReport(loss, norms, config)
+
+
+def loss_gradients(config: AblationConfig, tokens, permuted_tokens=None) -> tuple[float, list[np.ndarray]]:
+    """next_word_loss of `config` on the sentence `tokens` and its gradient (1, T, d) with respect to the stream at
+    every layer, index 0 the embeddings (all nan when the stream is not finite): what gradient_norms measures."""
+    tokens, permuted = _checked_pair(tokens, permuted_tokens, "loss_gradients")
+    return _gradients(_stack(config, tokens, permuted), tokens, config)
+
+
+def _gradients(stack: "_Stack", tokens: np.ndarray, config: AblationConfig) -> tuple[float, list[np.ndarray]]:
+    if _first_nonfinite(stack, config.depth) is not None:
+        return math.nan, [np.full(stack.states[0][:1].shape, math.nan)] * (config.depth + 1)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        loss, grad = next_word_loss(stack.states[config.depth][:1], init_weights(config), tokens, config)
+        gradients = [grad]  # (1, T, d) at the last layer, then one block further down each time (weights' skipped)
+        for layer in reversed(range(config.depth)):
+            gradients.append(layers.block_backward(gradients[-1], stack.caches[layer], config, weights_too=False)[0])
+    return loss, gradients[::-1]
+
+
+# ---- how alike the positions are ------------------------------------------------------------------------------------
+
+
+def cosine_similarities(h: np.ndarray) -> np.ndarray:
+    """(..., T, T) cosine of the angle between every two positions' vectors of h (..., T, d): 1 on the diagonal, 1
+    everywhere once the positions' vectors all point the same way (rank collapse), about 0 for unrelated vectors.
+    A position whose vector is zero has no direction: its row and column are nan."""
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        unit = h / np.sqrt(np.einsum("...td,...td->...t", h, h))[..., None]  # (..., T, d)
+        return np.clip(unit @ unit.swapaxes(-1, -2), -1.0, 1.0)  # (..., T, T), rounding kept within [−1, 1]
+
+
+# ---- the layers of each arrangement, computed once ------------------------------------------------------------------
+
+
+@dataclass
+class _Stack:
+    """One arrangement's layers for one pair of sentences, as deep as any run has asked for so far."""
+
+    states: list  # (2, T, d) the stream after each layer, index 0 = embeddings
+    caches: list  # per block: the first sentence's cache (layers.sequence_cache), for its records and the backward
+    rows: dict  # per-layer diagnostics of the first sentence, as long as `states`
     first_nonfinite: int | None = None
+    gradient_norms: dict = field(default_factory=dict)  # depth -> (loss, norms per layer): see gradient_norms
 
 
 # Depth d uses the first d of the same 24 blocks, so a deeper run only extends a shallower one. The lab keeps each
 # arrangement's layers: dragging the depth slider computes the layers it has not seen yet, not the whole stack.
 _LAYERS_CACHE: dict = {}
-_LAYERS_CACHE_SIZE = 32  # arrangements kept (the lab has 16 switch settings); each is about 0.2 MB
+_LAYERS_CACHE_SIZE = 16  # arrangements kept (the lab has 16 switch settings); each is at most about 1.6 MB
 
 
 def clear_cache() -> None:
@@ -255,40 +292,96 @@ def clear_cache() -> None:
     _LAYERS_CACHE.clear()
 
 
-def _layers(config: AblationConfig, tokens: np.ndarray, permuted: np.ndarray) -> _Layers:
-    key = (dataclasses.replace(config, depth=MAX_DEPTH), tokens.tobytes(), permuted.tobytes())
-    layers = _LAYERS_CACHE.pop(key, None)
-    if layers is None:
-        h = _embed(tokens, permuted, init_weights(config), config)  # (2, T, d)
-        rows = {"residual_rms": [_rms(h[0])], "token_signal": [_rms(h[0] - h[0].mean(axis=0))],
-                "update_ratio": [math.nan], "logit_std": [math.nan], "logit_max": [math.nan],
-                "attention_entropy": [math.nan]}
-        layers = _Layers([h], rows)
-    _extend(layers, config)
-    _LAYERS_CACHE[key] = layers  # most recently used last
+def prepare(config: AblationConfig, tokens, permuted_tokens=None, blocks: int = 1) -> bool:
+    """Compute up to `blocks` more of `config`'s layers (never past config.depth) into the cache of computed layers,
+    so that a later run_ablation of it finds them; True once all of them are computed.
+
+    For a caller with time to spare (the lab, between a reader's changes): nothing else changes, since a result is
+    the same, number for number, whichever call computed its layers.
+    """
+    tokens, permuted = _checked_pair(tokens, permuted_tokens, "prepare")
+    known = _LAYERS_CACHE.get(_key(config, tokens, permuted))
+    target = min(config.depth, (len(known.states) - 1 if known else 0) + blocks)
+    _stack(dataclasses.replace(config, depth=target), tokens, permuted)
+    return target == config.depth
+
+
+def _key(config: AblationConfig, tokens: np.ndarray, permuted: np.ndarray) -> tuple:
+    return dataclasses.replace(config, depth=MAX_DEPTH), tokens.tobytes(), permuted.tobytes()
+
+
+def _stack(config: AblationConfig, tokens: np.ndarray, permuted: np.ndarray) -> _Stack:
+    key = _key(config, tokens, permuted)
+    stack = _LAYERS_CACHE.pop(key, None)
+    if stack is None:
+        # (2, T, d): the sentence and its permutation side by side
+        h = layers.embed(init_weights(config).embeddings, np.stack([tokens, permuted]), config)
+        stack = _Stack([h], [], _rows(h[:1], [], [], math.nan, config))
+    _extend(stack, config)
+    _LAYERS_CACHE[key] = stack  # most recently used last
     while len(_LAYERS_CACHE) > _LAYERS_CACHE_SIZE:
         del _LAYERS_CACHE[next(iter(_LAYERS_CACHE))]
-    return layers
+    return stack
 
 
-def _extend(layers: _Layers, config: AblationConfig) -> None:
+def _extend(stack: _Stack, config: AblationConfig) -> None:
+    start = len(stack.states)
+    if start > config.depth:
+        return
     weights = init_weights(config)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        for layer in range(len(layers.states) - 1, config.depth):
-            record, before = LayerRecord(), layers.states[-1]
-            h = block(before, weights, layer, config, record) if layers.first_nonfinite is None else before * math.nan
-            if layers.first_nonfinite is None and not np.isfinite(h).all():
-                layers.first_nonfinite = layer + 1
-            _append_layer(layers.rows, h[0], before[0], record)
-            layers.states.append(h)
+        for layer in range(start - 1, config.depth):
+            before = stack.states[-1]
+            if stack.first_nonfinite is None:
+                h, caches = layers.block(before, *(w[layer] for w in weights.for_forward), config)
+                if not np.isfinite(h).all():
+                    stack.first_nonfinite = layer + 1
+                drawn = (getattr(weights, name)[layer] for name in layers.BLOCK_WEIGHTS)
+                stack.caches.append(layers.sequence_cache(caches, 0, *drawn))
+            else:
+                h = before * math.nan
+                stack.caches.append(None)
+            stack.states.append(h)
+        new = np.stack([state[0] for state in stack.states[start - 1:]])  # (k + 1, T, d): the layer before, then new
+        rows = _rows(new[1:], new[:-1], stack.caches[start - 1:], stack.rows["residual_rms"][-1], config)
+    for name, values in rows.items():
+        stack.rows[name].extend(values)
 
 
-def _append_layer(rows: dict, h: np.ndarray, before: np.ndarray, record: LayerRecord) -> None:
-    finite, stream_before = bool(np.isfinite(h).all()), rows["residual_rms"][-1]
-    rows["residual_rms"].append(_rms(h) if finite else math.nan)
-    rows["token_signal"].append(_rms(h - h.sum(axis=0) / len(h)) if finite else math.nan)
-    change = _rms(h - before) / stream_before if finite and stream_before > 0 else math.nan
-    rows["update_ratio"].append(change)
-    rows["logit_std"].append(record.logit_std)
-    rows["logit_max"].append(record.logit_max)
-    rows["attention_entropy"].append(record.entropy)
+def _rows(h: np.ndarray, before: np.ndarray, caches: list, rms_before: float, config: AblationConfig) -> dict:
+    """The diagnostics of k consecutive layers of the first sentence at once: h (k, T, d) after each, `before` the
+    stream each one got (empty for the embeddings), their caches, and the RMS of the stream before the first."""
+    length, width = h.shape[1:]
+    finite = np.isfinite(h).all(axis=(1, 2))  # (k,)
+    rms = np.sqrt(np.einsum("ltd,ltd->l", h, h) / (length * width))  # (k,)
+    centred = h - h.sum(axis=1, keepdims=True) / length  # (k, T, d) what tells the positions apart
+    signal = np.sqrt(np.einsum("ltd,ltd->l", centred, centred) / (length * width))
+    rows = {"residual_rms": np.where(finite, rms, math.nan), "token_signal": np.where(finite, signal, math.nan),
+            "cosine_similarity": np.where(finite[:, None, None], cosine_similarities(h), math.nan)}
+    if len(before):
+        change = h - before
+        stream_before = np.concatenate([[rms_before], rows["residual_rms"][:-1]])  # (k,)
+        ratio = np.sqrt(np.einsum("ltd,ltd->l", change, change) / (length * width)) / stream_before
+        rows["update_ratio"] = np.where(finite & (stream_before > 0), ratio, math.nan)
+    else:  # the embeddings: no block, no update, no attention
+        rows["update_ratio"] = np.full(len(h), math.nan)
+    rows.update(_attention_rows(caches, len(h), config))
+    return {name: values.tolist() for name, values in rows.items()}
+
+
+def _attention_rows(caches: list, count: int, config: AblationConfig) -> dict:
+    """Per block: the spread and maximum of the first sentence's attention logits (unmasked entries, all heads) and
+    the mean entropy of its attention weights; nan for blocks that did not run (past an overflow, or none)."""
+    rows = {name: np.full(count, math.nan) for name in ("logit_std", "logit_max", "attention_entropy")}
+    ran = [index for index, cache in enumerate(caches) if cache is not None]
+    if ran:
+        attention = [caches[index][0][2] for index in ran]
+        length = attention[0].logits.shape[-1]
+        seen = visible(length, config.causal_mask)
+        logits = np.stack([a.logits[0] for a in attention])[:, :, seen]  # (k, H, n)
+        weights = np.stack([a.weights[0] for a in attention])[:, :, seen]  # masked weights are 0 and add nothing
+        mean = logits.sum(axis=(1, 2), keepdims=True) / logits[0].size
+        rows["logit_std"][ran] = np.sqrt(((logits - mean) ** 2).sum(axis=(1, 2)) / logits[0].size)
+        rows["logit_max"][ran] = logits.max(axis=(1, 2))
+        rows["attention_entropy"][ran] = -(weights * np.log(weights)).sum(axis=(1, 2)) / (config.heads * length)
+    return rows

@@ -8,31 +8,40 @@ drift: limits, ticks and their labels, colours (as theme roles), formatted reado
       "axes":     {"xlim": [a, b], "ylim": [a, b], "xscale": "linear"|"log", "yscale": ..., "aspect": "auto"|"equal",
                    "xlabel": str, "ylabel": str, "title": str, "grid": bool,
                    "xticks": [{"value": v, "label": str}, ...], "yticks": [...]},
-      "marks":    [ {"type": "line"|"arrow"|"point"|"bars"|"text"|"region", ...}, ... ],   # drawn in order
+      "marks":    [ {"type": "line"|"arrow"|"point"|"bars"|"text"|"region"|"heatmap", ...}, ... ],   # drawn in order
       "readouts": [{"label": str, "value": float|None, "text": str}, ...],
       "status":   {"label": str, "tone": "good"|"warn"|"bad"|"info", "detail": str} or null
     }
 
 Numbers are rounded to 6 significant digits; a value that is not finite becomes null and renderers skip it.
 Colours are roles (COLOR_ROLES), mapped to the light or dark palette by each renderer's theme.
+
+The layout both renderers follow (drawing box, margins, type sizes, stroke widths, dash pattern, opacities, legend
+geometry, arrowheads) is one JSON file, figure_style.json beside this module, read here as STYLE and written into
+render.js at build. The page's words for a figure (`describe`, `readouts_html`) are also made here, once.
 """
 
+import html
+import json
 import math
+from importlib import resources
 
 import numpy as np
 
-COLOR_ROLES = ("ink", "muted", "primary", "secondary", "accent", "good", "warn", "bad")
+STYLE = json.loads(resources.files(__package__).joinpath("figure_style.json").read_text(encoding="utf-8"))
+
+COLOR_ROLES = tuple(STYLE["color_roles"])
 STATUS_TONES = ("good", "warn", "bad", "info")
 SCALES = ("linear", "log")
 ANCHORS = ("start", "middle", "end")
-MARK_TYPES = ("line", "arrow", "point", "bars", "text", "region")
+MARK_TYPES = ("line", "arrow", "point", "bars", "text", "region", "heatmap")
 
 # The drawing box both renderers share: a figure is FIGURE_WIDTH logical pixels wide and as tall as the page asks
 # (default DEFAULT_HEIGHT); the plot area is what the margins leave. Equal aspect widens the shorter data range about
 # its centre until one data unit spans the same number of pixels on both axes.
-FIGURE_WIDTH = 640
-DEFAULT_HEIGHT = 360
-MARGINS = {"left": 64, "right": 20, "top": 28, "bottom": 48}
+FIGURE_WIDTH = STYLE["box"]["width"]
+DEFAULT_HEIGHT = STYLE["box"]["default_height"]
+MARGINS = STYLE["box"]["margins"]
 
 SIGNIFICANT_DIGITS = 6
 ROUNDING_NOISE = 1e-12  # readouts closer to 0 than this are float64 round-off of an exact 0
@@ -196,7 +205,8 @@ def bars(x, heights, *, width: float = 0.8, color: str = "primary", label: str =
     return {"type": "bars", "x": x, "heights": heights, "width": width, "color": _role(color), "label": label}
 
 
-def text(x: float, y: float, content: str, *, color: str = "ink", anchor: str = "start", size: float = 13.0) -> dict:
+def text(x: float, y: float, content: str, *, color: str = "ink", anchor: str = "start",
+         size: float = STYLE["font_size"]["mark_label"]) -> dict:
     """A text label at (x, y), vertically centred; `anchor` says which end of the text sits at x."""
     if anchor not in ANCHORS:
         raise ValueError(f"text anchor must be one of {', '.join(ANCHORS)} (got {anchor!r})")
@@ -222,6 +232,48 @@ def region(x, y, *, color: str = "primary", opacity: float = 0.15, label: str = 
     if len(x) != len(y) or len(x) < 3:
         raise ValueError(f"region: needs x and y of the same length, at least 3 (got {len(x)} and {len(y)})")
     return {"type": "region", "x": x, "y": y, "color": _role(color), "opacity": opacity, "label": label}
+
+
+def _cell_edges(name: str, values, cells: int) -> list[float]:
+    """Cell edges along one axis from `cells` centres (edges half-way between) or `cells + 1` edges."""
+    given = np.asarray(values, dtype=float).ravel()  # (cells,) or (cells + 1,)
+    if given.size not in (cells, cells + 1) or not np.all(np.isfinite(given)) or np.any(np.diff(given) <= 0):
+        raise ValueError(f"heatmap: {name} must be {cells} increasing cell centres or {cells + 1} edges, all finite "
+                         f"(got {given.size} values)")
+    if given.size == cells + 1:
+        return numbers(given)
+    if cells == 1:
+        return numbers([given[0] - 0.5, given[0] + 0.5])
+    middles = (given[1:] + given[:-1]) / 2  # (cells - 1,)
+    return numbers([given[0] - (middles[0] - given[0]), *middles, given[-1] + (given[-1] - middles[-1])])
+
+
+def heatmap(x, y, values, *, color: str = "primary", vmin: float | None = None, vmax: float | None = None,
+            label: str = "") -> dict:
+    """A grid of cells whose fill opacity follows the value: row i at y[i], column j at x[j], values[i][j].
+
+    `values` is (m, n). `x` and `y` are the cells' centres (n and m of them; the edges fall half-way between, and a
+    lone cell is one unit wide) or their edges (n + 1 and m + 1). A cell is filled in the one colour role `color`
+    with opacity (value − vmin) / (vmax − vmin), clipped to [0, 1], so it works in the light and dark palettes alike;
+    vmin and vmax default to the smallest and largest finite value. A value that is not finite leaves its cell
+    empty. `label` puts the map in the legend, with a swatch that runs from faint to full: say there what full
+    colour means (e.g. "cosine similarity, full = 1").
+    """
+    grid = np.asarray(values, dtype=float)  # (m, n)
+    if grid.ndim != 2 or grid.size == 0:
+        raise ValueError(f"heatmap: values must be a non-empty 2-D grid, rows along y (got shape {grid.shape})")
+    rows, columns = grid.shape
+    x_edges, y_edges = _cell_edges("x", x, columns), _cell_edges("y", y, rows)
+    finite = grid[np.isfinite(grid)]
+    low = float(vmin) if vmin is not None else float(finite.min()) if finite.size else 0.0
+    high = float(vmax) if vmax is not None else float(finite.max()) if finite.size else 1.0
+    if not (math.isfinite(low) and math.isfinite(high) and low <= high):
+        raise ValueError(f"heatmap: need finite vmin ≤ vmax (got {low!r} and {high!r})")
+    share = np.clip((grid - low) / (high - low), 0, 1) if high > low else np.where(grid >= high, 1.0, 0.0)  # (m, n)
+    share = np.where(np.isfinite(grid), share, np.nan)  # (m, n) an empty cell stays empty
+    opacity = [[None if v is None else round(v, 3) for v in numbers(row)] for row in share]
+    return {"type": "heatmap", "x": x_edges, "y": y_edges, "values": [numbers(row) for row in grid],
+            "opacity": opacity, "vmin": number(low), "vmax": number(high), "color": _role(color), "label": label}
 
 
 def readout(label: str, value, *, unit: str = "", digits: int = 3) -> dict:
@@ -264,3 +316,33 @@ def validate_figure(description: dict) -> None:
             raise ValueError(f"readout keys must be label, value, text (got {sorted(item)})")
     if description["status"] is not None and description["status"]["tone"] not in STATUS_TONES:
         raise ValueError(f"status tone must be one of {', '.join(STATUS_TONES)}")
+
+
+# ---- the figure in words: one text for the static image, the live SVG and the readouts under both ----------------
+
+
+def describe(title: str, description: dict) -> str:
+    """The figure in words (title, readouts, status): the static image's alt text and the live SVG's label."""
+    said = [f"{r['label']} {r['text']}" for r in description["readouts"]]
+    if description["status"]:
+        status = description["status"]
+        said.append(f"{status['label']}: {status['detail']}" if status["detail"] else status["label"])
+    return f"{title}: {'; '.join(said)}" if said else title
+
+
+def readouts_html(description: dict) -> str:
+    """The readouts and status badge under the figure, as HTML (the build writes it, the page swaps it in live)."""
+    parts = []
+    if description["readouts"]:
+        items = "".join(
+            f'<div class="sandbox__readout"><dt class="sandbox__readout-label">{html.escape(r["label"])}</dt>'
+            f'<dd class="sandbox__readout-value">{html.escape(r["text"])}</dd></div>'
+            for r in description["readouts"]
+        )
+        parts.append(f'<dl class="sandbox__readout-list">{items}</dl>')
+    if description["status"]:
+        status, tone = description["status"], html.escape(description["status"]["tone"])
+        detail = f'<span class="sandbox__badge-detail">{html.escape(status["detail"])}</span>' if status["detail"] else ""
+        parts.append(f'<p class="sandbox__badge sandbox__badge--{tone}" data-tone="{tone}">'
+                     f'<strong class="sandbox__badge-label">{html.escape(status["label"])}</strong>{detail}</p>')
+    return "".join(parts)

@@ -20,7 +20,7 @@ import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from explainer.figure import validate_figure
+from explainer.figure import describe, readouts_html, validate_figure
 
 
 class ParameterError(ValueError):
@@ -38,6 +38,20 @@ def closest(name: str, valid) -> str:
 
 
 # ---- parameter kinds ------------------------------------------------------------------------------------------------
+
+
+def format_value(value, rule: Mapping) -> str:
+    """A slider value as the page shows it: `rule` is the control's "format", {"decimals", "suffix"}.
+
+    The page (build_scripts/browser/sandbox.js formatValue) applies the same rule, read from the same JSON, on every
+    input: fixed decimals, no minus on a zero, a true minus sign (−), then the suffix (the unit and its space).
+    """
+    if not math.isfinite(value):
+        return "—"
+    text = f"{value:.{rule['decimals']}f}"
+    if float(text) == 0:
+        text = text.lstrip("-")
+    return text.replace("-", "−") + rule["suffix"]
 
 
 def _real(name: str, value) -> float:
@@ -60,10 +74,15 @@ class _Slider:
         """How many decimals show a value on this slider's grid (0 for a step of 1 or more)."""
         return max(0, -math.floor(math.log10(self.step) + 1e-9))
 
+    @property
+    def value_format(self) -> dict:
+        """The rule that writes a value of this slider (its grid's decimals, then the unit), as the page reads it."""
+        gap = "" if self.unit in ("", "°", "%") else " "
+        return {"decimals": self.decimals, "suffix": f"{gap}{self.unit}"}
+
     def format(self, value) -> str:
         """The value as the page shows it beside the slider, unit included."""
-        gap = "" if self.unit in ("", "°", "%") else " "
-        return f"{value:.{self.decimals}f}{gap}{self.unit}".replace("-", "−")
+        return format_value(value, self.value_format)
 
     def _in_range(self, value) -> float:
         value = _real(self.name, value)
@@ -74,7 +93,7 @@ class _Slider:
 
     def to_json(self) -> dict:
         return {"kind": self.kind, "name": self.name, "label": self.label, "min": self.min, "max": self.max,
-                "step": self.step, "default": self.default, "unit": self.unit, "decimals": self.decimals}
+                "step": self.step, "default": self.default, "unit": self.unit, "format": self.value_format}
 
 
 @dataclass(frozen=True)
@@ -210,6 +229,11 @@ class Sandbox:
         validate_figure(description)
         return description
 
+    def view(self, values: Mapping | None = None) -> dict:
+        """What the page shows for `values`: the figure description, the figure in words, the readouts' HTML."""
+        figure = self.render(values)
+        return {"figure": figure, "label": describe(self.title, figure), "readouts_html": readouts_html(figure)}
+
     def to_json(self) -> dict:
         return {"name": self.name, "title": self.title, "summary": self.summary,
                 "params": [p.to_json() for p in self.params]}
@@ -266,12 +290,16 @@ def get_sandbox(name: str) -> Sandbox:
 
 
 def render_json(name: str, params_json: str) -> str:
-    """Render a sandbox from JSON parameters; the reply is JSON, {ok, value} or {ok: false, error}, never a raise."""
+    """Render a sandbox from JSON parameters; the reply is JSON, never a raise: {ok: true, value: the sandbox's view
+    (figure, label, readouts_html)} or {ok: false, error}."""
     try:
-        values = json.loads(params_json)
+        try:
+            values = json.loads(params_json)
+        except ValueError as error:
+            raise ParameterError("params", f"must be a JSON object ({error})") from None
         if not isinstance(values, dict):
             raise ParameterError("params", f"must be a JSON object (got {type(values).__name__})")
-        value = get_sandbox(name).render(values)
+        value = get_sandbox(name).view(values)
         return json.dumps({"ok": True, "value": value}, allow_nan=False)
     except ParameterError as error:
         return json.dumps({"ok": False, "error": {"kind": "parameter", "parameter": error.parameter,

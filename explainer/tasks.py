@@ -25,11 +25,6 @@ class TaskData:
     validation: np.ndarray  # (N_val, 2n + 1) int
     prompt_length: int  # n + 1: the letters and the separator
 
-    @property
-    def sequence_length(self) -> int:
-        """The length of a whole sequence, 2n + 1."""
-        return self.train.shape[1]
-
 
 def answer_for(task: str, letters: np.ndarray) -> np.ndarray:
     """The answer's token ids for prompts `letters` (N, n): reversed or copied."""

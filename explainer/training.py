@@ -13,11 +13,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from explainer import layers
-from explainer._checks import as_choice, as_int, as_scalar, fail
-from explainer.ablation import NORMS, PLACEMENTS, POSITIONAL
+from explainer.layers import cross_entropy
+from explainer._checks import as_choice, as_int, as_scalar
 from explainer.tasks import ALPHABET, TASKS, TaskData, decode, make_task
 
-PARAMETERS = ("embeddings", "qkv", "out", "up", "down", "unembedding")
+PARAMETERS = ("embeddings", *layers.BLOCK_WEIGHTS, "unembedding")
 
 
 @dataclass(frozen=True)
@@ -46,17 +46,8 @@ class TrainingConfig:
 
     def __post_init__(self):
         caller = "TrainingConfig"
-        as_int("depth", self.depth, caller=caller, minimum=1, maximum=24)
-        as_int("width", self.width, caller=caller, minimum=2, maximum=512)
-        as_int("heads", self.heads, caller=caller, minimum=1, maximum=self.width)
-        if self.width % self.heads or (self.width // self.heads) % 2:
-            fail(f"width must split into heads of an even size (got width {self.width}, heads {self.heads})",
-                 caller=caller)
-        for name, choices in (("positional", POSITIONAL), ("norm", NORMS), ("placement", PLACEMENTS), ("task", TASKS)):
-            as_choice(name, getattr(self, name), choices, caller=caller)
-        for name in ("residual", "causal_mask"):
-            if not isinstance(getattr(self, name), bool):
-                fail(f"{name} must be True or False (got {getattr(self, name)!r})", caller=caller)
+        layers.check_architecture(self, caller=caller)
+        as_choice("task", self.task, TASKS, caller=caller)
         for name in ("length", "train_size", "validation_size", "steps", "batch", "warmup", "eval_every"):
             as_int(name, getattr(self, name), caller=caller, minimum=1)
         as_scalar("learning_rate", self.learning_rate, caller=caller, minimum=0, strict=True)
@@ -67,15 +58,8 @@ class TrainingConfig:
 
 
 def init_parameters(config: TrainingConfig) -> dict[str, np.ndarray]:
-    """Seeded weights with the lab's initialisation: std 1/√fan_in, embeddings of RMS 1."""
-    rng = np.random.default_rng(config.seed)
-    d, L, V = config.width, config.depth, len(ALPHABET)
-
-    def normal(*shape):
-        return rng.standard_normal(shape) / math.sqrt(shape[-2])
-
-    return {"embeddings": rng.standard_normal((V, d)), "qkv": normal(L, d, 3 * d), "out": normal(L, d, d),
-            "up": normal(L, d, 4 * d), "down": normal(L, 4 * d, d), "unembedding": normal(d, V)}
+    """Seeded weights with the lab's initialisation (explainer.layers.init_weights)."""
+    return layers.init_weights(np.random.default_rng(config.seed), len(ALPHABET), config.width, config.depth)
 
 
 # ---- the model: forward and backward ------------------------------------------------------------------------------
@@ -83,27 +67,13 @@ def init_parameters(config: TrainingConfig) -> dict[str, np.ndarray]:
 
 def forward(parameters: dict, tokens: np.ndarray, config: TrainingConfig):
     """Next-token logits (B, T, V) for token ids (B, T), and the cache `backward` needs."""
-    h = parameters["embeddings"][tokens]  # (B, T, d)
-    if config.positional == "sinusoidal":
-        h = h + layers.sinusoidal_positions(tokens.shape[1], config.width)
+    h = layers.embed(parameters["embeddings"], tokens, config)  # (B, T, d)
     block_caches = []
     for layer in range(config.depth):
-        h, cache = layers.block(h, *(parameters[name][layer] for name in ("qkv", "out", "up", "down")), config)
+        h, cache = layers.block(h, *(parameters[name][layer] for name in layers.BLOCK_WEIGHTS), config)
         block_caches.append(cache)
-    final = layers.normalise(h, config.norm) if config.placement == "pre" else h  # (B, T, d)
+    final = layers.final_norm(h, config)  # (B, T, d)
     return final @ parameters["unembedding"], (tokens, block_caches, h, final)  # (B, T, V)
-
-
-def cross_entropy(logits: np.ndarray, targets: np.ndarray, scored: np.ndarray):
-    """Mean −log p(target) over the scored positions, and its gradient with respect to the logits."""
-    shifted = logits - logits.max(axis=-1, keepdims=True)  # (B, T, V)
-    log_probabilities = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
-    picked = np.take_along_axis(log_probabilities, targets[..., None], axis=-1)[..., 0]  # (B, T)
-    count = scored.sum()
-    loss = -(picked * scored).sum() / count
-    grad = np.exp(log_probabilities)  # (B, T, V) softmax
-    np.put_along_axis(grad, targets[..., None], np.take_along_axis(grad, targets[..., None], axis=-1) - 1, axis=-1)
-    return float(loss), grad * (scored[..., None] / count)
 
 
 def backward(grad_logits: np.ndarray, parameters: dict, cache, config: TrainingConfig) -> dict[str, np.ndarray]:
@@ -113,11 +83,10 @@ def backward(grad_logits: np.ndarray, parameters: dict, cache, config: TrainingC
     width = config.width
     grads["unembedding"] = final.reshape(-1, width).T @ grad_logits.reshape(-1, grad_logits.shape[-1])  # (d, V)
     grad = grad_logits @ parameters["unembedding"].T  # (B, T, d)
-    if config.placement == "pre":
-        grad = layers.normalise_backward(h, config.norm, grad)
+    grad = layers.final_norm_backward(h, config, grad)
     for layer in reversed(range(config.depth)):
         grad, *block_grads = layers.block_backward(grad, block_caches[layer], config)
-        for name, value in zip(("qkv", "out", "up", "down"), block_grads):
+        for name, value in zip(layers.BLOCK_WEIGHTS, block_grads):
             grads[name][layer] = value
     np.add.at(grads["embeddings"], tokens, grad)  # a token's row collects the gradient of every place it occurs
     return grads

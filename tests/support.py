@@ -55,6 +55,22 @@ def copy_project_site_sources(destination: Path) -> Path:
     return destination / "mkdocs.yml"
 
 
+def build_pages(destination: Path, pages: dict[str, str], site_dir: Path,
+                site_url: str) -> subprocess.CompletedProcess:
+    """Build a site of the given pages ({"cells.md": markdown, ...}, in nav order) with the project's own mkdocs.yml,
+    plugin, theme and browser code: a copy of the project whose docs/ holds only these pages (and the assets)."""
+    destination.mkdir(parents=True, exist_ok=True)
+    config = copy_project_site_sources(destination)
+    for page in (destination / "docs").rglob("*.md"):
+        page.unlink()
+    for name, text in pages.items():
+        (destination / "docs" / name).write_text(text, encoding="utf-8")
+    nav = "".join(f"  - {name}\n" for name in pages)
+    text = config.read_text()
+    config.write_text(text[: text.index("\nnav:")] + f"\nnav:\n{nav}")
+    return run_mkdocs_build(config, site_dir, site_url=site_url)
+
+
 class SiteRequestHandler(http.server.SimpleHTTPRequestHandler):
     """Static files with the MIME types Pyodide needs (a .wasm served as anything else makes 0.27 hang)."""
 
@@ -67,16 +83,29 @@ class SiteRequestHandler(http.server.SimpleHTTPRequestHandler):
         ".whl": "application/zip",
     }
 
+    extra_headers: dict[str, str] = {}
+
+    def end_headers(self):
+        for name, value in self.extra_headers.items():
+            self.send_header(name, value)
+        super().end_headers()
+
     def log_message(self, format, *args):
         pass
 
 
-class StaticSiteServer:
-    """Serve a folder on 127.0.0.1 from a background thread; the port is known before anything is built into it."""
+# The headers that make a page cross-origin isolated (SharedArrayBuffer, Pyodide's interrupt buffer).
+CROSS_ORIGIN_ISOLATION = {"Cross-Origin-Opener-Policy": "same-origin", "Cross-Origin-Embedder-Policy": "require-corp"}
 
-    def __init__(self, root: Path):
+
+class StaticSiteServer:
+    """Serve a folder on 127.0.0.1 from a background thread; the port is known before anything is built into it.
+    `headers` are added to every response (e.g. CROSS_ORIGIN_ISOLATION)."""
+
+    def __init__(self, root: Path, headers: dict[str, str] | None = None):
         self.root = root
-        handler = functools.partial(SiteRequestHandler, directory=str(root))
+        handler_class = type("Handler", (SiteRequestHandler,), {"extra_headers": dict(headers or {})})
+        handler = functools.partial(handler_class, directory=str(root))
         self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self.url = f"http://127.0.0.1:{self._server.server_port}/"
         threading.Thread(target=self._server.serve_forever, daemon=True).start()

@@ -1,18 +1,27 @@
-/* The one definition of the messages between the page (sandbox.js) and the Pyodide worker (worker.js).
+/* The one definition of the messages between the page (runtime.js) and the Pyodide worker (worker.js).
  *
- *   page → worker   {id, op, args}             op: "boot" (args: the resolved manifest),
- *                                                  "render" (args: {sandbox, params}),
- *                                                  "cancel" (args: {target: id})
- *   worker → page   {id, progress: {stage, state, fraction}}   zero or more times, then exactly one of
+ *   page → worker   {id, op, args}
+ *       op "boot"    args: the resolved manifest                      value: {booted: true, interrupts: bool}
+ *       op "render"  args: {sandbox, params}                          value: the figure description
+ *       op "run"     args: {code, session, setup, check}              value: {result, check}
+ *       op "reset"   args: {session}                                  value: {reset: bool}
+ *       op "stream"  args: {name, args}                               value: what the stream returned
+ *       op "cancel"  args: {target: id}                               value: {cancelled: bool}
+ *   worker → page   {event: "ready"}                   once, when the worker runs (and holds its liveness lock)
+ *                   {id, progress: {...}}              zero or more times per request, then exactly one of
  *                   {id, ok: true, value}
- *                   {id, ok: false, error: {kind, message, parameter, detail}}
+ *                   {id, ok: false, error: {kind, message, parameter, detail, ...}}
+ *
+ * Progress payloads: boot {stage, state, fraction}; run {stream: "stdout"|"stderr", text} or {figure}; stream: what
+ * the Python stream yields. README.md in this folder is the written contract.
  *
  * Loaded by the page (a classic <script>) and by the worker (importScripts); exposes the global ExplainerProtocol.
  */
 (function (root) {
   "use strict";
 
-  const OPS = Object.freeze({BOOT: "boot", RENDER: "render", CANCEL: "cancel"});
+  const OPS = Object.freeze({BOOT: "boot", RENDER: "render", RUN: "run", RESET: "reset", STREAM: "stream",
+    CANCEL: "cancel"});
 
   // Boot stages in order, with how the page names them to the reader.
   const STAGES = Object.freeze(["runtime", "numpy", "explainer"]);
@@ -22,16 +31,24 @@
     explainer: "the explainer package",
   });
 
-  // "parameter" and "exception" come from explainer.sandbox.render_json; the worker adds "runtime" (boot failed or
-  // the runtime is not booted) and "cancelled" (a cancel arrived before the request ran).
-  const ERROR_KINDS = Object.freeze(["parameter", "exception", "runtime", "cancelled"]);
+  // From the worker: "parameter" and "exception" (from Python), "runtime" (a boot stage failed, or the runtime is not
+  // booted), "cancelled" (a cancel arrived first), "interrupted" (a run stopped by the interrupt buffer).
+  // Made by the page: "stopped" (the worker went away, or was stopped, while the request was in flight).
+  const ERROR_KINDS = Object.freeze(["parameter", "exception", "runtime", "cancelled", "interrupted", "stopped"]);
+
+  // The SIGINT value Pyodide's interrupt buffer takes: Python raises KeyboardInterrupt at its next check.
+  const SIGINT = 2;
 
   function request(id, op, args) {
     return {id, op, args};
   }
 
-  function progress(id, stage, state, fraction) {
-    return {id, progress: {stage, state, fraction}};
+  function progress(id, payload) {
+    return {id, progress: payload};
+  }
+
+  function stageProgress(id, stage, state, fraction) {
+    return progress(id, {stage, state, fraction});
   }
 
   function success(id, value) {
@@ -46,7 +63,12 @@
     return Boolean(message) && typeof message === "object" && "progress" in message;
   }
 
+  function isEvent(message) {
+    return Boolean(message) && typeof message === "object" && "event" in message;
+  }
+
   root.ExplainerProtocol = Object.freeze({
-    OPS, STAGES, STAGE_LABELS, ERROR_KINDS, request, progress, success, failure, isProgress,
+    OPS, STAGES, STAGE_LABELS, ERROR_KINDS, SIGINT, request, progress, stageProgress, success, failure, isProgress,
+    isEvent,
   });
 })(globalThis);

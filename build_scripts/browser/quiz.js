@@ -5,6 +5,11 @@
  * Check button. Checking marks the answers with text and an icon as well as colour, shows the explanations that
  * matter, and announces the result in the form's live region. The selection is kept in sessionStorage per page and
  * quiz, so leaving a lesson and coming back (Material's instant navigation included) finds it as it was.
+ *
+ * Predict, then run (form[data-predict-sandbox]): the sandbox placed right after the quiz keeps its controls locked
+ * until the reader checks an answer; then they unlock and the sandbox moves to the values in data-predict, the
+ * configuration that answers the question. Feedback spans `.quiz__live[data-readout]` follow that sandbox's readout
+ * of the same label whenever it draws.
  * README.md in this folder describes the HTML contract.
  */
 (function () {
@@ -38,6 +43,69 @@
       sessionStorage.setItem(key, JSON.stringify(state));
     } catch (error) {
       // Storage full or disabled: the quiz still works, it only forgets on leaving.
+    }
+  }
+
+  /** The first sandbox of this name after `form` in the page, or null. */
+  function followingSandbox(form, name) {
+    return [...document.querySelectorAll("figure.sandbox[data-sandbox]")].find((figure) =>
+      figure.dataset.sandbox === name && (form.compareDocumentPosition(figure) & Node.DOCUMENT_POSITION_FOLLOWING))
+      || null;
+  }
+
+  /** The locked controls of a predict-then-run quiz's sandbox, the values to reveal, the live readouts. */
+  class Prediction {
+    constructor(form, sandbox) {
+      this.form = form;
+      this.sandbox = sandbox;
+      this.reveal = JSON.parse(form.dataset.predict || "{}");
+      this.note = form.querySelector(".quiz__predict-note");
+      this.observer = new MutationObserver(() => this.showLive());
+    }
+
+    inputs() {
+      return [...this.sandbox.querySelectorAll(".sandbox__controls input, .sandbox__controls select")];
+    }
+
+    lock() {
+      for (const input of this.inputs()) {
+        if (input.disabled) continue;  // a fixed parameter stays fixed
+        input.disabled = true;
+        input.dataset.lockedBy = this.form.id;
+      }
+      this.sandbox.dataset.locked = "";
+      if (this.note) this.note.hidden = false;
+      this.observer.observe(this.sandbox, {attributes: true, attributeFilter: ["data-renders"]});
+    }
+
+    /** Unlock the controls; with `reveal`, move them to the values that answer the question (the sandbox redraws). */
+    unlock(reveal) {
+      for (const input of this.inputs()) {
+        if (input.dataset.lockedBy !== this.form.id) continue;
+        input.disabled = false;
+        delete input.dataset.lockedBy;
+      }
+      delete this.sandbox.dataset.locked;
+      if (this.note) this.note.hidden = true;
+      this.observer.observe(this.sandbox, {attributes: true, attributeFilter: ["data-renders"]});
+      if (!reveal) return;
+      for (const [name, value] of Object.entries(this.reveal)) {
+        const input = this.sandbox.querySelector(`.sandbox__control[data-param="${CSS.escape(name)}"] :is(input, select)`);
+        if (!input || input.disabled) continue;
+        if (input.type === "checkbox") input.checked = Boolean(value);
+        else input.value = String(value);
+        input.dispatchEvent(new Event("input", {bubbles: true}));  // sandbox.js updates the output and redraws
+      }
+    }
+
+    /** Each live span shows the sandbox's current readout of its label (the build wrote the revealed value). */
+    showLive() {
+      for (const span of this.form.querySelectorAll(".quiz__live[data-readout]")) {
+        const item = [...this.sandbox.querySelectorAll(".sandbox__readout")].find((readout) =>
+          readout.querySelector("dt")?.textContent === span.dataset.readout);
+        const text = item && item.querySelector("dd")?.textContent;
+        if (text && span.textContent !== text) span.textContent = text;
+      }
     }
   }
 
@@ -76,10 +144,16 @@
       }
       key.remove();
       this.button.hidden = false;
+      const sandbox = this.form.dataset.predictSandbox && followingSandbox(this.form, this.form.dataset.predictSandbox);
+      this.prediction = sandbox ? new Prediction(this.form, sandbox) : null;
+      if (this.prediction) this.prediction.lock();
       this.form.addEventListener("submit", (event) => {
         event.preventDefault();
-        this.check(true);
+        const answered = this.check(true);
         this.store(true);
+        if (answered && this.prediction && this.prediction.sandbox.dataset.locked !== undefined) {
+          this.prediction.unlock(true);
+        }
       });
       this.form.addEventListener("change", () => {
         this.clear();
@@ -101,17 +175,19 @@
       const state = load(this.key);
       if (!state) return;
       for (const answer of this.answers) answer.input.checked = state.chosen.includes(answer.input.value);
-      if (state.checked) this.check(false);
+      if (!state.checked) return;
+      this.check(false);
+      if (this.prediction) this.prediction.unlock(false);  // answered earlier in the visit: unlocked, left as it is
     }
 
     // Marks every answer that matters and shows its explanation: each chosen one, and the right ones the reader
-    // missed. Answers rightly left alone stay unmarked.
+    // missed. Answers rightly left alone stay unmarked. Returns whether anything was chosen.
     check(announce) {
       const chosen = this.chosen();
       if (chosen.length === 0) {
         this.clear();
         this.say(RESULT.empty, announce);
-        return;
+        return false;
       }
       const allRight = this.answers.every((answer) => answer.input.checked === answer.correct);
       for (const answer of this.answers) {
@@ -122,6 +198,8 @@
       }
       this.form.dataset.result = allRight ? "right" : "wrong";
       this.say(allRight ? RESULT.right : RESULT.wrong, announce);
+      if (this.prediction) this.prediction.showLive();
+      return true;
     }
 
     mark(answer, mark) {

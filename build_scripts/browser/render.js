@@ -1,25 +1,31 @@
 /* The SVG renderer: a figure description (explainer/figure.py) in, one <svg> element out.
  *
  * The static figure is the same description drawn by matplotlib at build time, so every layout rule here is written
- * down in README.md ("The SVG renderer") for that renderer to follow. Colours are roles: each mark carries the class
+ * down in README.md ("The SVG renderer") for that renderer to follow, and every number the rules use (box, margins,
+ * type sizes, stroke widths, dash, opacities, legend geometry, arrowheads) is read from STYLE: explainer/
+ * figure_style.json, the file the static renderer reads too. Colours are roles: each mark carries the class
  * `explainer-color-<role>` and draws with currentColor; sandbox.css maps the roles to the light or dark palette.
  *
- * Exposes the global ExplainerRender = {renderFigure, FIGURE_WIDTH, DEFAULT_HEIGHT, MARGINS, COLOR_ROLES}.
+ * Exposes the global ExplainerRender = {renderFigure, STYLE, FIGURE_WIDTH, DEFAULT_HEIGHT, MARGINS, COLOR_ROLES}.
  */
 (function (root) {
   "use strict";
 
   const SVG_NS = "http://www.w3.org/2000/svg";
 
-  // Mirrors explainer/figure.py; tests/browser/test_svg_renderer.py checks that they agree.
-  const FIGURE_WIDTH = 640;
-  const DEFAULT_HEIGHT = 360;
-  const MARGINS = Object.freeze({left: 64, right: 20, top: 28, bottom: 48});
-  const COLOR_ROLES = Object.freeze(["ink", "muted", "primary", "secondary", "accent", "good", "warn", "bad"]);
+  // explainer/figure_style.json, written in here by the build (build_scripts/browser_files.py): the script carries
+  // its style, so drawing needs no extra request and stays synchronous. The copy in the source tree is not runnable.
+  const STYLE = /* explainer/figure_style.json */ null;
+  if (!STYLE) throw new Error("render.js has no figure style: serve the copy the build writes (build_scripts/browser_files.py)");
 
-  const FONT_SIZE = Object.freeze({tick: 12, label: 13, title: 14, legend: 12, markLabel: 13});
-  const TICK_LENGTH = 5;
-  const LEGEND_LABELLED = new Set(["line", "bars", "region"]);  // points and arrows carry their label beside them
+  const FIGURE_WIDTH = STYLE.box.width;
+  const DEFAULT_HEIGHT = STYLE.box.default_height;
+  const MARGINS = STYLE.box.margins;
+  const COLOR_ROLES = STYLE.color_roles;
+  const FONT_SIZE = STYLE.font_size;
+  const AXES = STYLE.axes;
+  const LEGEND = STYLE.legend;
+  const LEGEND_LABELLED = new Set(["line", "bars", "region", "heatmap"]);  // points, arrows: labelled beside them
 
   let figuresMade = 0;  // clip-path ids must be unique when several figures share a page
 
@@ -99,27 +105,28 @@
 
   function drawGrid(group, plot, xTicks, yTicks) {
     const grid = svg("g", {class: "explainer-grid explainer-color-muted", stroke: "currentColor",
-      "stroke-opacity": 0.25, "stroke-width": 1}, group);
+      "stroke-opacity": AXES.grid_opacity, "stroke-width": AXES.stroke_width, "stroke-linecap": AXES.cap}, group);
     for (const tick of xTicks) svg("line", {x1: px(tick.at), x2: px(tick.at), y1: plot.top, y2: plot.bottom}, grid);
     for (const tick of yTicks) svg("line", {x1: plot.left, x2: plot.right, y1: px(tick.at), y2: px(tick.at)}, grid);
   }
 
   function drawTicks(group, plot, xTicks, yTicks) {
-    const marks = svg("g", {class: "explainer-ticks explainer-color-muted", stroke: "currentColor", "stroke-width": 1},
-      group);
+    const marks = svg("g", {class: "explainer-ticks explainer-color-muted", stroke: "currentColor",
+      "stroke-width": AXES.stroke_width, "stroke-linecap": AXES.cap}, group);
     const labels = svg("g", {class: "explainer-tick-labels explainer-color-ink", fill: "currentColor",
       "font-size": FONT_SIZE.tick}, group);
-    for (const tick of xTicks) {
-      svg("line", {x1: px(tick.at), x2: px(tick.at), y1: plot.bottom, y2: plot.bottom + TICK_LENGTH}, marks);
-      const label = svg("text", {x: px(tick.at), y: plot.bottom + TICK_LENGTH + 3, "text-anchor": "middle",
-        "dominant-baseline": "hanging", "data-axis": "x", "data-value": tick.value}, labels);
-      label.textContent = tick.label;
+    const [tick, gap] = [AXES.tick_length, AXES.tick_label_gap];
+    for (const {at, value, label: text} of xTicks) {
+      svg("line", {x1: px(at), x2: px(at), y1: plot.bottom, y2: plot.bottom + tick}, marks);
+      const label = svg("text", {x: px(at), y: plot.bottom + tick + gap, "text-anchor": "middle",
+        "dominant-baseline": "hanging", "data-axis": "x", "data-value": value}, labels);
+      label.textContent = text;
     }
-    for (const tick of yTicks) {
-      svg("line", {x1: plot.left - TICK_LENGTH, x2: plot.left, y1: px(tick.at), y2: px(tick.at)}, marks);
-      const label = svg("text", {x: plot.left - TICK_LENGTH - 3, y: px(tick.at), "text-anchor": "end",
-        "dominant-baseline": "middle", "data-axis": "y", "data-value": tick.value}, labels);
-      label.textContent = tick.label;
+    for (const {at, value, label: text} of yTicks) {
+      svg("line", {x1: plot.left - tick, x2: plot.left, y1: px(at), y2: px(at)}, marks);
+      const label = svg("text", {x: plot.left - tick - gap, y: px(at), "text-anchor": "end",
+        "dominant-baseline": "middle", "data-axis": "y", "data-value": value}, labels);
+      label.textContent = text;
     }
   }
 
@@ -128,17 +135,19 @@
     const centreX = px((plot.left + plot.right) / 2);
     const centreY = px((plot.top + plot.bottom) / 2);
     if (axes.xlabel) {
-      svg("text", {x: centreX, y: height - 8, "text-anchor": "middle", "font-size": FONT_SIZE.label,
-        class: "explainer-xlabel"}, labels).textContent = axes.xlabel;
+      svg("text", {x: centreX, y: height - AXES.xlabel_baseline_above_bottom, "text-anchor": "middle",
+        "font-size": FONT_SIZE.label, class: "explainer-xlabel"}, labels).textContent = axes.xlabel;
     }
     if (axes.ylabel) {
-      svg("text", {x: 16, y: centreY, "text-anchor": "middle", "dominant-baseline": "middle",
-        transform: `rotate(-90 16 ${centreY})`, "font-size": FONT_SIZE.label, class: "explainer-ylabel"},
+      const x = AXES.ylabel_centre_x;
+      svg("text", {x, y: centreY, "text-anchor": "middle", "dominant-baseline": "middle",
+        transform: `rotate(-90 ${x} ${centreY})`, "font-size": FONT_SIZE.label, class: "explainer-ylabel"},
       labels).textContent = axes.ylabel;
     }
     if (axes.title) {
-      svg("text", {x: centreX, y: MARGINS.top / 2, "text-anchor": "middle", "dominant-baseline": "middle",
-        "font-size": FONT_SIZE.title, "font-weight": 600, class: "explainer-title"}, labels).textContent = axes.title;
+      svg("text", {x: centreX, y: STYLE.title.centre_y, "text-anchor": "middle", "dominant-baseline": "middle",
+        "font-size": FONT_SIZE.title, "font-weight": STYLE.title.weight, class: "explainer-title"},
+      labels).textContent = axes.title;
     }
   }
 
@@ -148,12 +157,20 @@
     const yTicks = ticksInside(axes.yticks, scales.y, plot.bottom, plot.top);
     if (axes.grid) drawGrid(group, plot, xTicks, yTicks);
     svg("path", {class: "explainer-spines explainer-color-muted", fill: "none", stroke: "currentColor",
-      "stroke-width": 1, d: `M${plot.left} ${plot.top}V${plot.bottom}H${plot.right}`}, group);
+      "stroke-width": AXES.stroke_width, "stroke-linecap": AXES.cap,
+      d: `M${plot.left} ${plot.top}V${plot.bottom}H${plot.right}`}, group);
     drawTicks(group, plot, xTicks, yTicks);
     drawLabels(group, plot, axes, height);
   }
 
   // ---- marks ---------------------------------------------------------------------------------------------------
+
+  // A stroke drawn like a `line` mark: STYLE.line's caps and joins, and its dash pattern when dashed.
+  function stroke(name, attributes, mark, parent) {
+    return svg(name, {...attributes, fill: "none", stroke: "currentColor", "stroke-width": mark.width,
+      "stroke-linejoin": STYLE.line.join, "stroke-linecap": STYLE.line.cap,
+      "stroke-dasharray": mark.dash ? STYLE.line.dash.join(" ") : null}, parent);
+  }
 
   function drawLine(group, mark, scales) {
     let d = "";
@@ -168,14 +185,13 @@
       d += `${penDown ? "L" : "M"}${px(x)} ${px(y)}`;
       penDown = true;
     }
-    svg("path", {d, fill: "none", stroke: "currentColor", "stroke-width": mark.width ?? 2, "stroke-linejoin": "round",
-      "stroke-linecap": "round", "stroke-dasharray": mark.dash ? "6 4" : null}, group);
+    stroke("path", {d}, mark, group);
   }
 
   function markLabel(group, text, x, y, anchor) {
     if (!text) return;
     svg("text", {x: px(x), y: px(y), "text-anchor": anchor, "dominant-baseline": "middle", fill: "currentColor",
-      "font-size": FONT_SIZE.markLabel, class: "explainer-mark-label"}, group).textContent = text;
+      "font-size": FONT_SIZE.mark_label, class: "explainer-mark-label"}, group).textContent = text;
   }
 
   function drawArrow(group, mark, scales) {
@@ -185,17 +201,18 @@
     if ([x1, y1, x2, y2].includes(null)) return;
     const length = Math.hypot(x2 - x1, y2 - y1);
     if (length < 0.5) return;
-    const width = mark.width ?? 2.5;
+    const rule = STYLE.arrow;
     const [ux, uy] = [(x2 - x1) / length, (y2 - y1) / length];
-    const head = Math.min(length, 8 + 2 * width);
+    const head = Math.min(length, rule.head_length_base + rule.head_length_per_width * mark.width);
     const [bx, by] = [x2 - ux * head, y2 - uy * head];
-    const [nx, ny] = [-uy * head * 0.45, ux * head * 0.45];
-    svg("line", {x1: px(x1), y1: px(y1), x2: px(bx), y2: px(by), stroke: "currentColor", "stroke-width": width,
-      "stroke-linecap": "round"}, group);
+    const half = (rule.head_width_ratio * head) / 2;
+    const [nx, ny] = [-uy * half, ux * half];
+    stroke("line", {x1: px(x1), y1: px(y1), x2: px(bx), y2: px(by)}, {width: mark.width}, group);
     svg("polygon", {points: `${px(x2)},${px(y2)} ${px(bx + nx)},${px(by + ny)} ${px(bx - nx)},${px(by - ny)}`,
       fill: "currentColor", class: "explainer-arrowhead"}, group);
-    const anchor = ux > 0.35 ? "start" : ux < -0.35 ? "end" : "middle";
-    const gap = anchor === "middle" ? 12 : 8;
+    const side = rule.label_side_threshold;
+    const anchor = ux > side ? "start" : ux < -side ? "end" : "middle";
+    const gap = anchor === "middle" ? rule.label_gap_vertical : rule.label_gap;
     markLabel(group, mark.label, x2 + ux * gap, y2 + uy * gap, anchor);
   }
 
@@ -203,20 +220,20 @@
     const [x, y] = [scales.x(mark.x), scales.y(mark.y)];
     Object.assign(group.dataset, {x: mark.x, y: mark.y});
     if (x === null || y === null) return;
-    const radius = mark.size ?? 5;
+    const radius = mark.size;
     svg("circle", {cx: px(x), cy: px(y), r: radius, fill: "currentColor"}, group);
-    markLabel(group, mark.label, x + radius + 4, y - radius - 2, "start");
+    markLabel(group, mark.label, x + radius + STYLE.point.label_dx, y - radius + STYLE.point.label_dy, "start");
   }
 
   function drawBars(group, mark, scales, plot) {
-    const halfWidth = (mark.width ?? 0.8) / 2;
+    const halfWidth = mark.width / 2;
     for (let i = 0; i < mark.x.length; i += 1) {
       const [x, height] = [mark.x[i], mark.heights[i]];
       if (!isNumber(x) || !isNumber(height)) continue;
       const [left, right, top] = [scales.x(x - halfWidth), scales.x(x + halfWidth), scales.y(height)];
       if (left === null || right === null || top === null) continue;
       svg("rect", {x: px(Math.min(left, right)), width: px(Math.abs(right - left)), y: px(Math.min(top, plot.bottom)),
-        height: px(Math.max(0, plot.bottom - top)), fill: "currentColor", "fill-opacity": 0.85, "data-x": x,
+        height: px(Math.max(0, plot.bottom - top)), fill: "currentColor", "fill-opacity": STYLE.bars.opacity, "data-x": x,
         "data-height": height}, group);
     }
   }
@@ -226,7 +243,7 @@
     Object.assign(group.dataset, {x: mark.x, y: mark.y});
     if (x === null || y === null) return;
     svg("text", {x: px(x), y: px(y), "text-anchor": mark.anchor || "start", "dominant-baseline": "middle",
-      "font-size": mark.size ?? FONT_SIZE.markLabel, fill: "currentColor"}, group).textContent = mark.text;
+      "font-size": mark.size, fill: "currentColor"}, group).textContent = mark.text;
   }
 
   function drawRegion(group, mark, scales) {
@@ -236,11 +253,25 @@
       if (x !== null && y !== null) corners.push(`${px(x)},${px(y)}`);
     }
     if (corners.length < 3) return;
-    svg("polygon", {points: corners.join(" "), fill: "currentColor", "fill-opacity": mark.opacity ?? 0.15,
+    svg("polygon", {points: corners.join(" "), fill: "currentColor", "fill-opacity": mark.opacity,
       stroke: "none"}, group);
   }
 
-  const DRAW = {line: drawLine, arrow: drawArrow, point: drawPoint, bars: drawBars, text: drawText, region: drawRegion};
+  // One rect per cell with a value: x and y are the cells' edges, `opacity` (decided in figure.py) its fill.
+  function drawHeatmap(group, mark, scales) {
+    const edges = (values, scale) => values.slice(1).map((end, i) => [scale(values[i]), scale(end)]);
+    const [columns, rows] = [edges(mark.x, scales.x), edges(mark.y, scales.y)];
+    rows.forEach(([y1, y2], i) => columns.forEach(([x1, x2], j) => {
+      const opacity = mark.opacity[i][j];
+      if (!isNumber(opacity) || [x1, x2, y1, y2].includes(null)) return;
+      svg("rect", {x: px(Math.min(x1, x2)), y: px(Math.min(y1, y2)), width: px(Math.abs(x2 - x1)),
+        height: px(Math.abs(y2 - y1)), fill: "currentColor", "fill-opacity": opacity, "data-row": i, "data-column": j,
+        "data-value": mark.values[i][j]}, group);
+    }));
+  }
+
+  const DRAW = {line: drawLine, arrow: drawArrow, point: drawPoint, bars: drawBars, text: drawText, region: drawRegion,
+    heatmap: drawHeatmap};
 
   function drawMarks(parent, marks, scales, plot, clipId) {
     const layer = svg("g", {class: "explainer-marks", "clip-path": `url(#${clipId})`}, parent);
@@ -253,13 +284,19 @@
 
   // ---- legend --------------------------------------------------------------------------------------------------
 
+  // A line segment in the line's width and dash, a ramp of squares for a heat map, else one square.
   function legendSwatch(entry, mark, x, y) {
+    const [swatch, square] = [LEGEND.swatch, LEGEND.square];
     if (mark.type === "line") {
-      svg("line", {x1: x, x2: x + 22, y1: y, y2: y, stroke: "currentColor", "stroke-width": mark.width ?? 2,
-        "stroke-dasharray": mark.dash ? "6 4" : null}, entry);
+      stroke("line", {x1: x, x2: x + swatch, y1: y, y2: y}, mark, entry);
+    } else if (mark.type === "heatmap") {
+      const step = swatch / LEGEND.heatmap_ramp.length;
+      LEGEND.heatmap_ramp.forEach((opacity, i) => svg("rect", {x: px(x + i * step), y: y - square / 2, width: px(step),
+        height: square, fill: "currentColor", "fill-opacity": opacity}, entry));
     } else {
-      const opacity = mark.type === "region" ? Math.max(mark.opacity ?? 0.15, 0.3) : 0.85;
-      svg("rect", {x: x + 5, y: y - 6, width: 12, height: 12, fill: "currentColor", "fill-opacity": opacity}, entry);
+      const opacity = mark.type === "bars" ? STYLE.bars.opacity : Math.max(mark.opacity, LEGEND.min_fill_opacity);
+      svg("rect", {x: x + (swatch - square) / 2, y: y - square / 2, width: square, height: square,
+        fill: "currentColor", "fill-opacity": opacity}, entry);
     }
   }
 
@@ -268,21 +305,21 @@
     const labelled = marks.map((mark, index) => ({mark, index}))
       .filter(({mark}) => LEGEND_LABELLED.has(mark.type) && mark.label);
     if (!labelled.length) return;
-    const [padding, row, swatch] = [8, 18, 22];
-    const textWidth = Math.max(...labelled.map(({mark}) => mark.label.length)) * FONT_SIZE.legend * 0.6;
-    const width = Math.ceil(2 * padding + swatch + 6 + textWidth);
-    const height = 2 * padding + labelled.length * row - (row - FONT_SIZE.legend);
-    const [left, top] = [plot.right - 8 - width, plot.top + 8];
+    const [padding, row, size] = [LEGEND.padding, LEGEND.row, FONT_SIZE.legend];
+    const textWidth = Math.max(...labelled.map(({mark}) => mark.label.length)) * size * LEGEND.char_width;
+    const width = Math.ceil(2 * padding + LEGEND.swatch + LEGEND.label_gap + textWidth);
+    const height = 2 * padding + labelled.length * row - (row - size);
+    const [left, top] = [plot.right - LEGEND.inset - width, plot.top + LEGEND.inset];
     const legend = svg("g", {class: "explainer-legend", "data-legend": ""}, parent);
-    svg("rect", {x: left, y: top, width, height, rx: 3, class: "explainer-legend-box", fill: "#ffffff",
-      "fill-opacity": 0.85}, legend);
+    svg("rect", {x: left, y: top, width, height, rx: LEGEND.corner_radius, class: "explainer-legend-box",
+      fill: "#ffffff", "fill-opacity": LEGEND.box_opacity}, legend);
     labelled.forEach(({mark, index}, i) => {
-      const y = top + padding + FONT_SIZE.legend / 2 + i * row;
+      const y = top + padding + size / 2 + i * row;
       const entry = svg("g", {class: colorClass(mark.color), "data-legend-entry": mark.label, "data-index": index},
         legend);
       legendSwatch(entry, mark, left + padding, y);
-      svg("text", {x: left + padding + swatch + 6, y, "dominant-baseline": "middle", "font-size": FONT_SIZE.legend,
-        class: "explainer-color-ink", fill: "currentColor"}, entry).textContent = mark.label;
+      svg("text", {x: left + padding + LEGEND.swatch + LEGEND.label_gap, y, "dominant-baseline": "middle",
+        "font-size": size, class: "explainer-color-ink", fill: "currentColor"}, entry).textContent = mark.label;
     });
   }
 
@@ -311,5 +348,5 @@
     return root;
   }
 
-  root.ExplainerRender = Object.freeze({renderFigure, FIGURE_WIDTH, DEFAULT_HEIGHT, MARGINS, COLOR_ROLES});
+  root.ExplainerRender = Object.freeze({renderFigure, STYLE, FIGURE_WIDTH, DEFAULT_HEIGHT, MARGINS, COLOR_ROLES});
 })(globalThis);

@@ -1,7 +1,14 @@
-/* The one Pyodide worker of a visit, shared by everything on the page that asks Python for work (sandboxes today).
+/* The one Pyodide worker of a visit, shared by everything on the page that asks Python for work: sandboxes, code
+ * cells, training runs.
  *
  * It is created lazily, on the first start(), and lives across Material's instant navigation (this script runs once
  * per visit). README.md in this folder is the written contract; protocol.js defines the messages.
+ *
+ * Faults it survives: a worker that dies (crash, out of memory, closed) is noticed at once through the Web Lock the
+ * worker holds for its life; a request past its time limit gets the worker terminated (or, with cross-origin
+ * isolation, a cell interrupted). Either way the requests in flight are rejected with a RuntimeStopped error that
+ * says whether that request was the cause, the runtime goes back to idle, and the next start() boots a fresh worker:
+ * views re-send their work by themselves, except the one whose request caused the stop, which waits for the reader.
  *
  * Needs the global of protocol.js (ExplainerProtocol), loaded before this file. Exposes ExplainerRuntime: the one
  * Runtime instance of the page.
@@ -14,26 +21,54 @@
   const MANIFEST_URL = new URL("runtime.json", script.src).href;
   const WORKER_URL = new URL("worker.js", script.src).href;
   const Protocol = window.ExplainerProtocol;
+  const OPS = Protocol.OPS;
 
   const DEFAULT_TIMEOUT_MS = 60000;
+  const INTERRUPT_GRACE_MS = 1500;  // how long an interrupted cell may take to stop before its worker is terminated
 
   function firstLine(text, limit = 200) {
     const line = String(text ?? "").split("\n")[0].trim();
     return line.length > limit ? `${line.slice(0, limit - 1)}…` : line;
   }
 
+  function seconds(ms) {
+    return `${Math.round(ms / 100) / 10} s`.replace(".0 s", " s");
+  }
+
   // ---- the manifest ----------------------------------------------------------------------------------------------
 
+  /** The runtime cannot start; the message is one sentence for the reader. */
   class RuntimeFailure extends Error {}
 
+  /** The worker went away while a request was in flight; `culprit` says whether that request caused it. */
+  class RuntimeStopped extends Error {
+    constructor(reason, culprit) {
+      super(reason);
+      this.reason = reason;
+      this.culprit = culprit;
+    }
+  }
+
+  function requireText(value, name) {
+    if (typeof value !== "string" || !value) throw new RuntimeFailure(`the runtime manifest has no ${name}`);
+    return value;
+  }
+
   function resolveManifest(manifest) {
-    let indexURL = new URL(manifest.pyodide.indexURL, MANIFEST_URL).href;
+    if (!manifest || typeof manifest !== "object" || Array.isArray(manifest)) {
+      throw new RuntimeFailure("the runtime manifest is not a JSON object");
+    }
+    let indexURL = new URL(requireText(manifest.pyodide && manifest.pyodide.indexURL, "pyodide.indexURL"),
+      MANIFEST_URL).href;
     if (!indexURL.endsWith("/")) indexURL += "/";
+    const wheel = manifest.wheel || {};
+    requireText(wheel.integrity, "wheel.integrity");
+    if (!Array.isArray(manifest.packages)) throw new RuntimeFailure("the runtime manifest has no package list");
     const timeout = Number(manifest.timeout_ms);
     return {
       ...manifest,
       pyodide: {...manifest.pyodide, indexURL},
-      wheel: {...manifest.wheel, url: new URL(manifest.wheel.url, MANIFEST_URL).href},
+      wheel: {...wheel, url: new URL(requireText(wheel.url, "wheel.url"), MANIFEST_URL).href},
       timeout_ms: timeout > 0 ? timeout : DEFAULT_TIMEOUT_MS,
     };
   }
@@ -46,11 +81,13 @@
       throw new RuntimeFailure("the runtime manifest could not be fetched");
     }
     if (!response.ok) throw new RuntimeFailure(`the runtime manifest could not be fetched (HTTP ${response.status})`);
+    let manifest;
     try {
-      return resolveManifest(await response.json());
+      manifest = JSON.parse(await response.text());
     } catch (error) {
-      throw new RuntimeFailure("the runtime manifest is malformed");
+      throw new RuntimeFailure("the runtime manifest is not valid JSON (the file may be cut short)");
     }
+    return resolveManifest(manifest);
   }
 
   // ---- the runtime: one worker for the whole visit ---------------------------------------------------------------
@@ -60,11 +97,13 @@
       this.state = "idle";  // idle | booting | ready | failed
       this.progress = null;  // the latest boot progress {stage, state, fraction}
       this.failure = null;  // {reason, detail} once failed
+      this.stopped = null;  // {reason, blames(id)} of the last time the worker went away unasked, until the next boot
       this.manifest = null;
       this.worker = null;
-      this.calls = new Map();  // request id → {resolve, reject, onProgress, timer}
+      this.interruptBuffer = null;  // with cross-origin isolation: writing SIGINT stops the running cell
+      this.calls = new Map();  // request id → {resolve, reject, onProgress, timer, options, op}
       this.nextId = 1;
-      this.generation = 0;  // bumped by stop(): late events of a stopped boot are ignored
+      this.generation = 0;  // bumped whenever a worker is dropped: late events of an old worker are ignored
       this.views = new Set();
     }
 
@@ -85,11 +124,16 @@
       if (this.state === "idle") this.boot();
     }
 
-    /** Throw away the current worker, if any, and boot a fresh one. */
+    /** Throw away the current worker, if any, and boot a fresh one (the manifest is fetched again only if missing). */
     retry() {
-      this.stop();
+      this.dropWorker("the worker was stopped for a retry");
       this.state = "idle";
       this.start();
+    }
+
+    /** True when a running cell can be stopped without losing the worker (the page is cross-origin isolated). */
+    get canInterrupt() {
+      return this.interruptBuffer !== null;
     }
 
     async boot() {
@@ -102,54 +146,90 @@
         this.manifest = this.manifest || (await loadManifest());
         if (generation !== this.generation) return;
         this.spawn();
-        const reply = await this.call(Protocol.OPS.BOOT, this.manifest, (progress) => {
-          this.progress = progress;
-          this.notify();
-        }).reply;
-        if (!reply.ok) {
-          throw Object.assign(new RuntimeFailure(firstLine(reply.error.message)), {detail: reply.error.detail});
+        const {reply} = this.call(OPS.BOOT, this.manifest, {
+          onProgress: (progress) => {
+            this.progress = progress;
+            this.notify();
+          },
+          onTimeout: () => this.fail(`loading took longer than ${seconds(this.manifest.timeout_ms)}`),
+        });
+        const message = await reply;
+        if (!message.ok) {
+          throw Object.assign(new RuntimeFailure(firstLine(message.error.message)), {detail: message.error.detail});
         }
+        this.interruptBuffer = message.value.interruptBuffer || null;
+        this.stopped = null;
         this.state = "ready";
         this.notify();
       } catch (error) {
         if (generation === this.generation && this.state === "booting") {
-          this.fail(error instanceof RuntimeFailure ? error.message : firstLine(error && error.message), error.detail);
+          this.fail(error instanceof RuntimeFailure || error instanceof RuntimeStopped ? error.message
+            : firstLine(error && error.message), error.detail);
         }
       }
     }
 
     spawn() {
-      const worker = new Worker(WORKER_URL);
+      const name = `explainer-worker-${Math.random().toString(36).slice(2)}-${Date.now()}`;
+      const worker = new Worker(WORKER_URL, {name});
       worker.onmessage = (event) => worker === this.worker && this.receive(event.data);
       worker.onerror = (event) => {
         event.preventDefault();
         if (worker !== this.worker) return;
         const detail = event.message ? `: ${firstLine(event.message)}` : "";
-        this.fail(`the worker could not be started or crashed${detail}`);
+        this.lose(`the worker could not be started or crashed${detail}`);
       };
+      worker.onmessageerror = () => worker === this.worker && this.lose("a message from the worker could not be read");
       this.worker = worker;
     }
 
-    /** Send one request; `reply` resolves with the final {id, ok, ...} message, or rejects if the worker is stopped. */
-    call(op, args, onProgress = null) {
-      const id = this.nextId++;
-      const seconds = Math.round(this.manifest.timeout_ms / 1000);
-      const reply = new Promise((resolve, reject) => {
-        const timer = setTimeout(() => {
-          this.fail(op === Protocol.OPS.BOOT ? `loading took longer than ${seconds} s`
-            : `a computation took longer than ${seconds} s and was stopped`);
-        }, this.manifest.timeout_ms);
-        this.calls.set(id, {resolve, reject, onProgress, timer});
+    /** The worker is up and holds its liveness lock: wait for that lock, which we get only once the worker is gone. */
+    watch(lock) {
+      if (!lock || !navigator.locks) return;
+      const worker = this.worker;
+      navigator.locks.request(lock, () => {
+        if (worker === this.worker) this.lose("the Python worker stopped unexpectedly");
       });
+    }
+
+    /**
+     * Send one request. `reply` resolves with the final {id, ok, ...} message, or rejects with RuntimeStopped if the
+     * worker goes away first. Options: onProgress(payload); timeoutMs (default: the manifest's; 0 for none);
+     * idleTimeoutMs (a limit on the time between two messages, for streams); onTimeout (default: stop the worker,
+     * naming this request the cause).
+     */
+    call(op, args, options = {}) {
+      const id = this.nextId++;
+      const reply = new Promise((resolve, reject) => {
+        this.calls.set(id, {resolve, reject, options, op, timer: null});
+      });
+      this.arm(id, options.idleTimeoutMs || (options.timeoutMs ?? this.manifest.timeout_ms));
       this.worker.postMessage(Protocol.request(id, op, args));
       return {id, reply};
     }
 
+    /** (Re)start a request's timer: past `wait` ms its onTimeout runs, or the worker is stopped for it. */
+    arm(id, wait) {
+      const call = this.calls.get(id);
+      clearTimeout(call.timer);
+      if (!wait) return;
+      call.timer = setTimeout(() => {
+        if (!this.calls.has(id)) return;
+        if (call.options.onTimeout) call.options.onTimeout(id);
+        else this.stopFor(id, `a computation took longer than ${seconds(wait)} and was stopped`);
+      }, wait);
+    }
+
     receive(message) {
+      if (Protocol.isEvent(message)) {
+        if (message.event === "ready") this.watch(message.lock);
+        return;
+      }
       const call = message && this.calls.get(message.id);
       if (!call) return;
       if (Protocol.isProgress(message)) {
-        if (call.onProgress) call.onProgress(message.progress);
+        if (call.options.idleTimeoutMs) this.arm(message.id, call.options.idleTimeoutMs);
+        if (call.options.onProgress) call.options.onProgress(message.progress);
         return;
       }
       clearTimeout(call.timer);
@@ -157,35 +237,73 @@
       call.resolve(message);
     }
 
-    /** Forget a request (its reply will be ignored) and ask the worker to drop it if it has not started. */
+    /** Forget a request (it resolves as cancelled now) and ask the worker to drop it, or stop it if it streams. */
     cancel(id) {
       const call = this.calls.get(id);
       if (!call || !this.worker) return;
       clearTimeout(call.timer);
       this.calls.delete(id);
       call.resolve(Protocol.failure(id, {kind: "cancelled", message: "cancelled"}));
-      this.worker.postMessage(Protocol.request(this.nextId++, Protocol.OPS.CANCEL, {target: id}));
+      this.worker.postMessage(Protocol.request(this.nextId++, OPS.CANCEL, {target: id}));
+    }
+
+    /** Stop the running cell: through the interrupt buffer when there is one (the worker survives, unless it does
+     * not answer within a grace period), else by terminating the worker. */
+    interrupt(id, reason) {
+      if (!this.calls.has(id)) return;
+      if (!this.interruptBuffer) {
+        this.stopFor(id, reason);
+        return;
+      }
+      this.interruptBuffer[0] = Protocol.SIGINT;
+      const call = this.calls.get(id);
+      clearTimeout(call.timer);
+      call.timer = setTimeout(() => this.calls.has(id) && this.stopFor(id, reason), INTERRUPT_GRACE_MS);
+    }
+
+    /** A request ran past its limit: terminate the worker; that request is the cause, the others are not. */
+    stopFor(id, reason) {
+      this.lose(reason, new Set([id]));
+    }
+
+    /**
+     * The worker is gone, or must go: drop it and go back to idle, so the next start() boots a fresh one. Requests in
+     * flight are rejected with RuntimeStopped; `culprits` names those that caused it (default: all of them, when the
+     * worker died by itself and nobody knows which request did it).
+     */
+    lose(reason, culprits = null) {
+      if (this.state === "booting") {
+        this.fail(reason);
+        return;
+      }
+      this.dropWorker(reason, culprits);
+      this.state = "idle";
+      // Views read this in runtimeChanged(), before their rejected requests settle: was my request the cause?
+      this.stopped = {reason, blames: (id) => culprits === null || culprits.has(id)};
+      this.notify();
     }
 
     fail(reason, detail = "") {
-      this.stop();
+      this.dropWorker(reason);
       this.state = "failed";
       this.failure = {reason, detail: detail ? String(detail) : ""};
       this.notify();
     }
 
-    stop() {
+    dropWorker(reason, culprits = null) {
       this.generation += 1;
       if (this.worker) this.worker.terminate();
       this.worker = null;
-      const calls = [...this.calls.values()];
+      this.interruptBuffer = null;
+      const calls = [...this.calls.entries()];
       this.calls.clear();
-      for (const call of calls) {
+      for (const [id, call] of calls) {
         clearTimeout(call.timer);
-        call.reject(new RuntimeFailure("the worker was stopped"));
+        call.reject(new RuntimeStopped(reason, culprits === null || culprits.has(id)));
       }
     }
   }
 
   window.ExplainerRuntime = new Runtime();
+  window.ExplainerRuntime.RuntimeStopped = RuntimeStopped;
 })();

@@ -18,22 +18,22 @@
 
   const NEAR_VIEWPORT = "300px 0px 300px 0px";  // start loading a little before the sandbox scrolls into view
   const LIVE_STATUS = "Live: this figure is computed in your browser; change the controls to redraw it.";
+  // After a failed render the figure and readouts still show the values before the change (data-stale marks them).
+  const STALE_STATUS = "The last change failed (see the error above): the figure and readouts still show the values "
+    + "before it.";
   // The page is built saying what a reader without JavaScript gets; with it, the figure is about to go live.
   const WAITING_STATUS = "Static figure; the live version starts when you scroll here.";
 
   // ---- formatting ------------------------------------------------------------------------------------------------
 
-  // The same text explainer.sandbox's slider `format` writes into the built page: the decimals the step needs, then
-  // the unit (no space before °, % or nothing).
-  function formatValue(value, control) {
+  // A slider's value as the page shows it. The rule is data, the control's `format` ({decimals, suffix}) that
+  // explainer.sandbox.format_value applies to write the built page; here it is applied on every input, without a
+  // round trip to Python. tests/browser/test_page_runtime.py compares the two on every value of every slider.
+  function formatValue(value, {decimals, suffix}) {
     if (!Number.isFinite(value)) return "—";
-    const step = control.step || 1;
-    const decimals = control.decimals ?? Math.max(0, -Math.floor(Math.log10(step) + 1e-9));
-    let text = value.toFixed(Math.min(decimals, 20));
+    let text = value.toFixed(decimals);
     if (Number(text) === 0) text = text.replace("-", "");
-    text = text.replace("-", "−");
-    const unit = control.unit || "";
-    return ["", "°", "%"].includes(unit) ? text + unit : `${text} ${unit}`;
+    return text.replace("-", "−") + suffix;
   }
 
   function firstLine(text, limit = 200) {
@@ -72,7 +72,10 @@
       this.hasLive = false;  // a live figure has been drawn
       this.inFlight = null;  // id of the render request the worker is working on
       this.pending = null;  // latest-wins slot: {inputTime} when a newer render is wanted
+      this.waitingForReader = false;  // this sandbox's render stopped the worker: it waits for the next interaction
       this.renders = 0;
+      this.readoutsHtml = null;  // the readouts' HTML last drawn live
+      this.shownParams = JSON.stringify(config.params);  // the values the figure on show was drawn for
       this.unmounted = false;
       this.listeners = new AbortController();
       this.observer = null;
@@ -167,11 +170,36 @@
     }
 
     runtimeChanged() {
-      if (!this.wanted || this.unmounted) return;
+      if (!this.wanted || this.unmounted || this.waitingForReader) return;
       const runtime = this.runtime;
       if (runtime.state === "booting") this.showLoading(runtime.progress);
       else if (runtime.state === "ready") this.pump();
       else if (runtime.state === "failed") this.showFailure(runtime.failure);
+      else if (runtime.state === "idle") this.recover(runtime.stopped);
+    }
+
+    /** The worker went away. The sandbox whose render was in flight says so and waits for the reader (its values may
+     * be what stopped it); the others draw their current values again on a fresh worker, by themselves. */
+    recover(stopped) {
+      if (this.inFlight !== null && stopped && stopped.blames(this.inFlight)) {
+        this.inFlight = null;
+        this.waitingForReader = true;
+        this.pending = {inputTime: null};
+        this.showStopped(stopped.reason);
+        return;
+      }
+      this.inFlight = null;
+      if (this.waitingForReader) return;
+      this.pending = this.pending || {inputTime: null};
+      this.runtime.start();
+    }
+
+    showStopped(text) {
+      const reason = text.replace(/[\s.]+$/, "");
+      this.setState("error");
+      this.setStatus(`The live version stopped: ${reason}. Change a control or press Retry to start it again; `
+        + `${this.hasLive ? "the last figure stays" : "the static figure stays"}.`);
+      this.retryButton.hidden = false;
     }
 
     showLoading({stage, state, fraction}) {
@@ -198,13 +226,22 @@
 
     retry() {
       if (document.activeElement === this.retryButton) this.status.focus();
-      this.runtime.retry();
+      if (this.runtime.state === "failed") this.runtime.retry();
+      else this.want();
     }
 
     // ---- rendering (latest wins) ---------------------------------------------------------------------------------
 
     want() {
-      if (this.wanted || this.unmounted) return;
+      if (this.unmounted) return;
+      if (this.waitingForReader) {  // the reader is back: start again (a fresh worker if the last one is gone)
+        this.waitingForReader = false;
+        this.pending = this.pending || {inputTime: null};
+        this.runtime.start();
+        this.runtimeChanged();
+        return;
+      }
+      if (this.wanted) return;
       this.wanted = true;
       this.observer.disconnect();
       this.pending = this.pending || {inputTime: null};
@@ -227,20 +264,20 @@
       if (this.unmounted || !this.pending || this.inFlight !== null || this.runtime.state !== "ready") return;
       const {inputTime} = this.pending;
       this.pending = null;
-      const {id, reply} = this.runtime.call(Protocol.OPS.RENDER, {sandbox: this.config.sandbox,
-        params: this.currentParams()});
+      const params = this.currentParams();
+      const {id, reply} = this.runtime.call(Protocol.OPS.RENDER, {sandbox: this.config.sandbox, params});
       this.inFlight = id;
-      reply.then((message) => this.received(id, message, inputTime), () => {
+      reply.then((message) => this.received(id, message, inputTime, JSON.stringify(params)), () => {
         if (this.inFlight === id) this.inFlight = null;
       });
     }
 
-    received(id, message, inputTime) {
+    received(id, message, inputTime, params) {
       if (this.inFlight !== id || this.unmounted) return;
       this.inFlight = null;
       this.pump();  // the newest values go to the worker before this reply is drawn
-      if (message.ok) this.draw(message.value, inputTime);
-      else if (message.error.kind !== "cancelled") this.showError(message.error);
+      if (message.ok) this.draw(message.value, inputTime, params);
+      else if (message.error.kind !== "cancelled") this.showError(message.error, params !== this.shownParams);
     }
 
     currentParams() {
@@ -261,30 +298,26 @@
       const input = control.querySelector("input");
       const spec = this.controls.get(control.dataset.param);
       if (!output || !input || !spec || (spec.kind !== "float" && spec.kind !== "int")) return;
-      const text = formatValue(input.valueAsNumber, spec);
+      const text = formatValue(input.valueAsNumber, spec.format);
       if (output.textContent !== text) output.textContent = text;
     }
 
     // ---- drawing -------------------------------------------------------------------------------------------------
 
-    describe(figure) {
-      const readouts = (figure.readouts || []).map((readout) => `${readout.label} ${readout.text}`);
-      if (figure.status) {
-        const {label, detail} = figure.status;
-        readouts.push(detail ? `${label}: ${detail}` : label);
-      }
-      return readouts.length ? `${this.config.title}: ${readouts.join("; ")}` : this.config.title;
-    }
-
-    draw(figure, inputTime) {
-      const svg = Render.renderFigure(figure, {height: this.config.height, label: this.describe(figure)});
+    /** Draw a render's view: explainer.sandbox's {figure, label, readouts_html}, the words made in Python once. */
+    draw({figure, label, readouts_html: readoutsHtml}, inputTime, params) {
+      this.shownParams = params;
+      const svg = Render.renderFigure(figure, {height: this.config.height, label});
       this.liveView.replaceChildren(svg);
       if (!this.hasLive) {
         this.hasLive = true;
         this.staticView.hidden = true;
         this.liveView.hidden = false;
       }
-      this.drawReadouts(figure);
+      if (this.readoutsHtml !== readoutsHtml) {  // made (and escaped) by explainer, as in the built page
+        this.readouts.innerHTML = readoutsHtml;
+        this.readoutsHtml = readoutsHtml;
+      }
       this.clearError();
       this.renders += 1;
       this.root.dataset.renders = String(this.renders);
@@ -300,30 +333,8 @@
       }
     }
 
-    drawReadouts(figure) {
-      const parts = [];
-      if ((figure.readouts || []).length) {
-        const list = element("dl", "sandbox__readout-list");
-        for (const readout of figure.readouts) {
-          const item = element("div", "sandbox__readout");
-          item.append(element("dt", "sandbox__readout-label", readout.label),
-            element("dd", "sandbox__readout-value", readout.text));
-          list.appendChild(item);
-        }
-        parts.push(list);
-      }
-      if (figure.status) {
-        const {label, tone, detail} = figure.status;
-        const badge = element("p", `sandbox__badge sandbox__badge--${tone}`);
-        badge.dataset.tone = tone;
-        badge.appendChild(element("strong", "sandbox__badge-label", label));
-        if (detail) badge.appendChild(element("span", "sandbox__badge-detail", detail));
-        parts.push(badge);
-      }
-      this.readouts.replaceChildren(...parts);
-    }
-
-    showError(error) {
+    /** A render that failed: the error inline and, when the figure on show was drawn for other values, marked stale. */
+    showError(error, stale) {
       this.clearError();
       const message = element("p", "sandbox__error-message");
       message.append(element("strong", null, "This figure could not be drawn. "), firstLine(error.message));
@@ -334,7 +345,10 @@
         this.errorBox.appendChild(details);
       }
       this.errorBox.hidden = false;
-      if (!this.hasLive) {
+      if (stale) {
+        this.root.dataset.stale = "true";  // sandbox.css dims the figure and readouts: they show the values before
+        this.setStatus(STALE_STATUS);
+      } else if (!this.hasLive) {  // the starting values themselves failed: the static figure shows just those
         this.setStatus("The live version is running, but these values could not be drawn; the static figure stays.");
       }
       const control = error.parameter && this.form
@@ -348,6 +362,7 @@
     }
 
     clearError() {
+      delete this.root.dataset.stale;
       if (this.errorBox.hidden) return;
       this.errorBox.hidden = true;
       this.errorBox.replaceChildren();

@@ -1,25 +1,40 @@
-/* The Pyodide worker: one per visit, started by sandbox.js, speaking the messages defined in protocol.js.
+/* The Pyodide worker: one per visit, started by runtime.js, speaking the messages defined in protocol.js.
  *
- * boot   loads the runtime (pyodide.js from manifest.pyodide.indexURL), the packages of manifest.packages (Pyodide
- *        checks each file's sha256 against its lock file) and the explainer wheel (fetched with Subresource Integrity,
- *        unpacked into site-packages), then keeps a reference to explainer.sandbox.render_json.
- * render calls render_json(sandbox, JSON of params) and forwards its {ok, value | error} reply.
- * cancel drops a queued render that has not started (a running one cannot be interrupted: the page terminates the
- *        worker if it takes longer than the manifest's timeout).
+ * boot    loads the runtime (pyodide.js from manifest.pyodide.indexURL), the packages of manifest.packages (Pyodide
+ *         checks each file's sha256 against its lock file) and the explainer wheel (fetched with Subresource
+ *         Integrity, unpacked into site-packages); with cross-origin isolation it also sets Pyodide's interrupt buffer
+ *         and hands it to the page, so a runaway cell can be stopped without losing the worker.
+ * render  explainer.sandbox.render_json(sandbox, params).
+ * run     explainer.live.run_cell_json: a reader's code cell; its output streams back as progress messages.
+ * reset   forgets a cell session's variables.
+ * stream  opens a named explainer stream and runs it one chunk per task: between chunks the worker answers other
+ *         requests (a sandbox's render, a cancel), so a long computation never blocks the page's figures.
+ * cancel  drops a queued request, or stops a stream before its next chunk. A running render or cell cannot be
+ *         interrupted here: the page uses the interrupt buffer, or terminates this worker and starts another.
+ *
+ * Liveness: the worker holds a Web Lock named after itself (its `name`) for as long as it lives. The page waits for
+ * that lock, so it learns at once when the worker is gone (crashed, out of memory, closed) and can start another.
  */
 "use strict";
 
 importScripts("protocol.js");
 
 const Protocol = self.ExplainerProtocol;
+const OPS = Protocol.OPS;
 
 // The fraction of the whole boot done at the start and end of each stage (roughly by download size).
 const STAGE_SPAN = Object.freeze({runtime: [0, 0.6], numpy: [0.6, 0.85], explainer: [0.85, 1]});
+// Renders go first: they are quick, and a reader is dragging a slider. Everything else waits its turn.
+const URGENT_OPS = new Set([OPS.RENDER]);
 
 let booting = null;  // the boot promise: the runtime is booted at most once per worker
-let renderJson = null;  // explainer.sandbox.render_json once booted
-const queue = [];  // render requests not yet run, oldest first
+let python = null;  // the explainer entry points, once booted
+let interruptBuffer = null;  // Uint8Array over a SharedArrayBuffer, when the page is cross-origin isolated
+let outputTarget = null;  // the id of the run whose output the emitter is sending
+const queue = [];  // requests not yet run (a stream's next chunk is queued as a request too)
+const streams = new Map();  // request id → open stream handle
 let pumpScheduled = false;
+const wake = new MessageChannel();  // a zero-delay task, without setTimeout's clamping
 
 function post(message) {
   self.postMessage(message);
@@ -28,6 +43,19 @@ function post(message) {
 function firstLine(error) {
   return String((error && error.message) || error).split("\n")[0].replace(/[\s.]+$/, "");
 }
+
+// Pyodide cannot go on after a fatal error (a crash inside the interpreter): every later call throws. The worker then
+// closes itself, which releases its liveness lock, and the page starts a fresh one.
+function isFatal(error) {
+  return /fatally failed|fatal error/i.test(String((error && error.message) || error));
+}
+
+function failWith(id, error, kind = "exception") {
+  post(Protocol.failure(id, {kind, message: firstLine(error), detail: String((error && error.stack) || error)}));
+  if (isFatal(error)) self.close();
+}
+
+// ---- boot ------------------------------------------------------------------------------------------------------------
 
 class StageError extends Error {
   constructor(stage, cause) {
@@ -39,15 +67,32 @@ class StageError extends Error {
 
 async function stage(id, name, work) {
   const [start, end] = STAGE_SPAN[name];
-  post(Protocol.progress(id, name, "start", start));
+  post(Protocol.stageProgress(id, name, "start", start));
   let result;
   try {
     result = await work();
   } catch (error) {
     throw new StageError(name, error);
   }
-  post(Protocol.progress(id, name, "done", end));
+  post(Protocol.stageProgress(id, name, "done", end));
   return result;
+}
+
+function entryPoints(pyodide) {
+  const sandbox = pyodide.pyimport("explainer.sandbox");
+  const live = pyodide.pyimport("explainer.live");
+  live.set_emitter((kind, text) => {
+    if (outputTarget === null) return;
+    post(Protocol.progress(outputTarget, kind === "figure" ? {figure: JSON.parse(text)} : {stream: kind, text}));
+  });
+  return {
+    renderJson: sandbox.render_json,
+    runCellJson: live.run_cell_json,
+    resetSession: live.reset_session,
+    openStream: live.open_stream,
+    stepStream: live.step_stream,
+    closeStream: live.close_stream,
+  };
 }
 
 async function loadRuntime(id, manifest) {
@@ -79,75 +124,146 @@ async function loadRuntime(id, manifest) {
     const sitePackages = pyodide.runPython("import sysconfig; sysconfig.get_path('purelib')");
     pyodide.unpackArchive(buffer, "wheel", {extractDir: sitePackages});
     pyodide.runPython("import importlib; importlib.invalidate_caches()");
-    return pyodide.pyimport("explainer.sandbox").render_json;
+    if (self.crossOriginIsolated && typeof SharedArrayBuffer === "function") {
+      interruptBuffer = new Uint8Array(new SharedArrayBuffer(1));
+      pyodide.setInterruptBuffer(interruptBuffer);
+    }
+    return entryPoints(pyodide);
   });
 }
 
 async function boot(id, manifest) {
   if (!booting) {
-    booting = loadRuntime(id, manifest).then((render) => {
-      renderJson = render;
+    booting = loadRuntime(id, manifest).then((entries) => {
+      python = entries;
     });
   }
   try {
     await booting;
-    post(Protocol.success(id, {booted: true}));
+    post(Protocol.success(id, {booted: true, interrupts: interruptBuffer !== null, interruptBuffer}));
   } catch (error) {
     post(Protocol.failure(id, {kind: "runtime", stage: error.stage || null, message: firstLine(error),
       detail: error.detail || String(error.stack || error)}));
   }
 }
 
-function render({id, args}) {
-  if (!renderJson) {
+// ---- requests ----------------------------------------------------------------------------------------------------------
+
+/** Forward a Python reply ({ok, value | error}, as JSON) under the request's id. */
+function reply(id, json) {
+  post({id, ...JSON.parse(json)});
+}
+
+function render(id, {sandbox, params}) {
+  reply(id, python.renderJson(sandbox, JSON.stringify(params || {})));
+}
+
+function run(id, args) {
+  if (interruptBuffer) interruptBuffer[0] = 0;  // an interrupt meant for an earlier run must not stop this one
+  outputTarget = id;
+  try {
+    reply(id, python.runCellJson(JSON.stringify(args || {})));
+  } finally {
+    outputTarget = null;
+  }
+}
+
+function reset(id, {session}) {
+  post(Protocol.success(id, {reset: python.resetSession(String(session || "page"))}));
+}
+
+function streamStep(id, args) {
+  if (!streams.has(id)) {  // the first chunk opens the stream
+    const opened = JSON.parse(python.openStream(String(args.name), JSON.stringify(args.args || {})));
+    if (opened.error) {
+      post(Protocol.failure(id, opened.error));
+      return;
+    }
+    streams.set(id, opened.handle);
+  }
+  const step = JSON.parse(python.stepStream(streams.get(id)));
+  if ("progress" in step) {
+    post(Protocol.progress(id, step.progress));
+    queue.push({id, op: OPS.STREAM, args});  // the next chunk waits behind whatever arrived meanwhile
+    return;
+  }
+  streams.delete(id);
+  post(step.error ? Protocol.failure(id, step.error) : Protocol.success(id, step.done));
+}
+
+const HANDLERS = {[OPS.RENDER]: render, [OPS.RUN]: run, [OPS.RESET]: reset, [OPS.STREAM]: streamStep};
+
+function perform({id, op, args}) {
+  if (!python) {
     post(Protocol.failure(id, {kind: "runtime", message: "the Python runtime is not booted"}));
     return;
   }
   try {
-    const reply = JSON.parse(renderJson(args.sandbox, JSON.stringify(args.params || {})));
-    post({id, ...reply});
-  } catch (error) {  // render_json never raises; this is the runtime itself failing
-    post(Protocol.failure(id, {kind: "exception", message: firstLine(error), detail: String(error.stack || error)}));
+    HANDLERS[op](id, args || {});
+  } catch (error) {  // the entry points never raise; this is the runtime itself failing
+    streams.delete(id);
+    failWith(id, error);
   }
 }
 
-// Renders run one per task, so a cancel that arrives meanwhile is seen before the queued request it names.
+// One request (or one chunk of a stream) per task, so a cancel or a render that arrives meanwhile is seen in time.
 function schedulePump() {
   if (pumpScheduled) return;
   pumpScheduled = true;
-  setTimeout(pump, 0);
+  wake.port2.postMessage(null);
 }
 
-function pump() {
+function nextRequest() {
+  const urgent = queue.findIndex((request) => URGENT_OPS.has(request.op));
+  return queue.splice(urgent >= 0 ? urgent : 0, 1)[0];
+}
+
+wake.port1.onmessage = () => {
   pumpScheduled = false;
   if (!queue.length) return;
-  if (booting && !renderJson) {
-    booting.then(schedulePump, schedulePump);  // renders wait for a boot in progress
+  if (booting && !python) {
+    booting.then(schedulePump, schedulePump);  // requests wait for a boot in progress
     return;
   }
-  render(queue.shift());
+  perform(nextRequest());
   if (queue.length) schedulePump();
-}
+};
 
 function cancel(id, target) {
   const index = queue.findIndex((request) => request.id === target);
-  if (index >= 0) {
-    queue.splice(index, 1);
-    post(Protocol.failure(target, {kind: "cancelled", message: "cancelled before it ran"}));
+  const handle = streams.get(target);
+  if (index >= 0) queue.splice(index, 1);
+  if (handle !== undefined) {
+    streams.delete(target);
+    python.closeStream(handle);
   }
-  post(Protocol.success(id, {cancelled: index >= 0}));
+  const cancelled = index >= 0 || handle !== undefined;
+  if (cancelled) post(Protocol.failure(target, {kind: "cancelled", message: "cancelled"}));
+  post(Protocol.success(id, {cancelled}));
 }
 
 self.onmessage = (event) => {
   const {id, op, args} = event.data || {};
-  if (op === Protocol.OPS.BOOT) {
+  if (op === OPS.BOOT) {
     boot(id, args);
-  } else if (op === Protocol.OPS.RENDER) {
-    queue.push({id, args});
-    schedulePump();
-  } else if (op === Protocol.OPS.CANCEL) {
+  } else if (op === OPS.CANCEL) {
     cancel(id, args && args.target);
+  } else if (HANDLERS[op]) {
+    queue.push({id, op, args});
+    schedulePump();
   } else {
     post(Protocol.failure(id, {kind: "exception", message: `unknown op ${JSON.stringify(op)}`}));
   }
 };
+
+// ---- liveness ----------------------------------------------------------------------------------------------------------
+
+if (self.name && self.navigator && self.navigator.locks) {
+  // The callback's promise never settles: the lock is released only when this worker ends, however it ends.
+  self.navigator.locks.request(self.name, () => {
+    post({event: "ready", lock: self.name});
+    return new Promise(() => {});
+  });
+} else {
+  post({event: "ready", lock: null});
+}

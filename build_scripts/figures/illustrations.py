@@ -14,19 +14,20 @@ from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch, Rectangl
 from matplotlib.path import Path as CurvePath
 from matplotlib.ticker import FixedLocator, MultipleLocator, NullFormatter, NullLocator
 
+from build_scripts.figures.description import Canvas, draw_into
 from build_scripts.figures.registry import illustration
-from build_scripts.figures.theme import Theme, new_figure, plot_axes
+from build_scripts.figures.theme import FONT_PX, Theme, new_figure, plot_axes
 from explainer.ablation import rotate
-from explainer.attention import attention_scores, softmax
+from explainer.attention import attention_scores
+from explainer.figure import FIGURE_WIDTH, MARGINS, STYLE
 from explainer.norms import rmsnorm, rmsnorm_jacobian
-from explainer.projection import (perpendicular_length_change, perpendicular_length_change_approx, projection,
+from explainer.projection import (perpendicular_length_change, perpendicular_length_change_approx,
                                   projection_matrix, rejection_matrix)
-from explainer.recurrence import constant_recurrence, proportional_recurrence
-from explainer.taylor import tangent_zoom as zoom_window
+from explainer.sandbox import get_sandbox
 
 PLANE = 2  # d: the essay's vectors live in the plane, so RMSNorm's circle has radius √2
 RADIUS = math.sqrt(PLANE)
-GRID_OPACITY = 0.25  # as the live renderer's grid (build_scripts/browser/render.js)
+GRID_OPACITY = STYLE["axes"]["grid_opacity"]  # as the sandboxes' grid, in both renderers
 FILL_OPACITY = 0.15  # boxes and regions: a tint of their role, text stays readable on it
 
 
@@ -90,16 +91,6 @@ def _arrow(axes, start, end, theme: Theme, role: str, width: float = 2, **style)
                             joinstyle="miter", capstyle="butt", **style)
     axes.add_patch(patch)
     return patch
-
-
-def _dashed_arrow(axes, start, end, theme: Theme, role: str, width: float = 2):
-    """A dashed shaft with a solid head: a step that is also a drop line."""
-    head = 8 + 2 * width
-    axes.add_patch(FancyArrowPatch(tuple(start), tuple(end), shrinkA=0, shrinkB=theme.width(0.8 * head), arrowstyle="-",
-                                   mutation_scale=1, color=theme.color(role), linewidth=theme.width(width),
-                                   linestyle=(0, (4, 3)), zorder=4))
-    start, end = np.asarray(start, dtype=float), np.asarray(end, dtype=float)
-    _arrow(axes, end - 1e-3 * (end - start), end, theme, role, width)  # only the head: its shaft is too short to see
 
 
 def _flow(axes, points, theme: Theme, role: str, width: float = 1.5, head: bool = True):
@@ -179,6 +170,46 @@ def _title(axes, content: str, theme: Theme, role: str = "ink"):
     axes.set_title(content, fontsize=theme.font("title"), color=theme.color(role), pad=6)
 
 
+# ---- sandbox views: where a lesson's picture is a sandbox's own scene ------------------------------------------------
+
+READOUT_ROW, READOUT_GAP = 18, 8  # px per line of readouts under a sandbox view, and the space above them
+
+
+def _readout_lines(description: dict) -> list[str]:
+    """A view's readouts, as the page lists them under a sandbox, wrapped to the plot's width (widths estimated)."""
+    room = (FIGURE_WIDTH - MARGINS["left"] - MARGINS["right"]) / (FONT_PX["tick"] * STYLE["legend"]["char_width"])
+    lines = []
+    for item in (f"{readout['label']} {readout['text']}" for readout in description["readouts"]):
+        if lines and len(lines[-1]) + 3 + len(item) <= room:
+            lines[-1] += "   " + item
+        else:
+            lines.append(item)
+    return lines
+
+
+def _sandbox_views(theme: Theme, name: str, views: list[dict], height: int):
+    """The sandbox `name` at each set of values, one view under the other, each with its readouts below it.
+
+    Drawn from the sandbox's own description by the renderer of its static view, so the picture and the sandbox
+    the lesson places beside it cannot tell different stories.
+    """
+    sandbox = get_sandbox(name)
+    descriptions = [sandbox.render(values) for values in views]
+    lines = [_readout_lines(description) for description in descriptions]
+    bands = [READOUT_GAP + len(rows) * READOUT_ROW for rows in lines]  # (views,) px under each view
+    total = len(views) * height + sum(bands)
+    figure = new_figure(theme, total)
+    top = 0
+    for description, rows, band in zip(descriptions, lines, bands):
+        top += height
+        draw_into(Canvas(theme, height, figure, bottom=total - top), description)
+        top += band
+        under = Canvas(theme, band, figure, bottom=total - top)
+        for row, text in enumerate(rows):
+            under.text(MARGINS["left"], READOUT_GAP + (row + 0.5) * READOUT_ROW, text, size=FONT_PX["tick"])
+    return figure
+
+
 # ---- 1. magnitude and direction -------------------------------------------------------------------------------------
 
 
@@ -251,38 +282,13 @@ def rmsnorm_sphere(theme: Theme):
 # ---- 3. softmax and the scale of the scores -------------------------------------------------------------------------
 
 
-def _weight(p: float) -> str:
-    """An attention weight with as many decimals as it takes to show it is not 0 or 1."""
-    return f"{p:.3f}" if 0.001 <= p <= 0.999 else f"{p:.6f}"
-
-
-@illustration("attention_scale", alt=(
-    "Two bar charts of softmax weights. Scores [1, 2] give weights 0.269 and 0.731; the same scores times ten, "
-    "[10, 20], give 0.000045 and 0.999955: the order is unchanged but one key takes almost all the weight."))
+@illustration("attention_scale", sandbox="attention_scale", alt=(
+    "Bars of attention weights on two key tokens: for scores [1, 2] (s = 1) the weights are 0.269 and 0.731; for the "
+    "same scores ten times larger, [10, 20] (s = √10), 0.000045 and 0.999955: the order is unchanged but one key "
+    "takes almost all the weight."))
 def attention_scale(theme: Theme):
-    """Softmax of [1, 2] against [10, 20]: ten times the scores turns a blend into a near one-hot pick."""
-    figure = new_figure(theme, height=320)
-    scores = np.array([[1.0, 2.0], [10.0, 20.0]])  # (2, 2) the essay's scores, and ten times them
-    weights = softmax(scores)  # (2, 2)
-    roles = ("primary", "accent")
-    for panel, (row, p) in enumerate(zip(scores, weights)):
-        axes = _panel(figure, 64 + panel * 296, 72, 244, 212)
-        axes.bar([0, 1], p, width=0.6, color=[theme.color(r) for r in roles], alpha=0.85)
-        for key, value in enumerate(p):
-            _text(axes, (key, value), _weight(value), theme, roles[key], offset=(0, 4), va="bottom",
-                  fontweight="bold")
-        axes.set_xlim(-0.6, 1.6)
-        axes.set_ylim(0, 1.15)
-        axes.set_xticks([0, 1], ["key 1", "key 2"])
-        axes.yaxis.set_major_locator(FixedLocator([0, 0.5, 1]))
-        axes.spines[["top", "right"]].set_visible(False)
-        _title(axes, f"scores {_vector(row)}", theme)
-        if panel == 0:
-            axes.set_ylabel("attention weight", fontsize=theme.font("label"))
-    ratio = scores[1, 1] / scores[0, 1]
-    figure.text(0.5, 0.06, f"Same order, {_number(ratio)}× the scores: a blend of two keys becomes a pick of one.",
-                ha="center", va="center", fontsize=theme.font("label"), color=theme.color("muted"))
-    return figure
+    """The attention_scale sandbox at s = √10: scores [10, 20] beside [1, 2], a blend turned into a near one-hot pick."""
+    return _sandbox_views(theme, "attention_scale", [{"qk_scale": math.sqrt(10)}], height=320)
 
 
 # ---- 4. where the norm sits -----------------------------------------------------------------------------------------
@@ -339,38 +345,6 @@ def prenorm_vs_postnorm(theme: Theme):
                       "the stream itself passes through N, and so does every gradient along it")
     axes.plot([20, 620], [(pre_y + post_y) / 2 + 26] * 2, color=theme.color("muted"), linewidth=theme.width(1),
               alpha=GRID_OPACITY * 2)
-    return figure
-
-
-# ---- 5. the shadow of v on u ----------------------------------------------------------------------------------------
-
-
-@illustration("projection_shadow", alt=(
-    "The unit vector u = [0.6, 0.8] and the vector v = [5, 0]. Dropping v straight onto the line of u at a right "
-    "angle leaves the shadow v∥ = [1.8, 2.4] along u, and the remainder v⊥ = [3.2, −2.4] closes the triangle."))
-def projection_shadow(theme: Theme):
-    """v = [5, 0] split along u = [0.6, 0.8]: v∥ = (u·v)u = [1.8, 2.4] and v⊥ = v − v∥ = [3.2, −2.4]."""
-    figure = new_figure(theme, height=380)
-    u, v = np.array([0.6, 0.8]), np.array([5.0, 0.0])
-    parallel, perpendicular = projection(v, u)  # (2,), (2,)
-    shadow = float(u @ v)  # the signed length of the shadow, u·v
-    axes = plot_axes(figure, theme)
-    _plane(axes, theme, (-0.8, 5.8), (-0.9, 3.8), step=1)
-    axes.plot(*np.transpose([-0.9 * u, 4.6 * u]), color=theme.color("muted"), linestyle="--",
-              linewidth=theme.width(1.5), zorder=2)
-    _text(axes, 4.6 * u, "line of u", theme, "muted", kind="tick", offset=(6, 0), ha="left")
-    _arrow(axes, (0, 0), v, theme, "primary", width=2.5)
-    _arrow(axes, (0, 0), parallel, theme, "good", width=3)
-    _dashed_arrow(axes, parallel, v, theme, "secondary", width=2)
-    _arrow(axes, (0, 0), u, theme, "accent", width=3, zorder=5)
-    _right_angle(axes, parallel, u, perpendicular / np.linalg.norm(perpendicular), 0.2, theme)
-    _text(axes, v, f"v = {_vector(v)}", theme, "primary", offset=(0, -14), va="top")
-    _text(axes, u, f"u = {_vector(u)}", theme, "accent", offset=(10, -2), ha="left", va="top")
-    _text(axes, parallel, f"v∥ = (u·v) u = {_number(shadow)}u = {_vector(parallel)}", theme, "good",
-          offset=(-10, 8), ha="right", va="bottom")
-    _text(axes, parallel + perpendicular / 2, f"v⊥ = v − v∥ = {_vector(perpendicular)}", theme, "secondary",
-          offset=(14, 6), ha="left", va="bottom")
-    _axis_labels(axes, theme, "x₁", "x₂")
     return figure
 
 
@@ -516,52 +490,13 @@ def jacobian_tangent_plane(theme: Theme):
 # ---- 8. a curve is almost its tangent -------------------------------------------------------------------------------
 
 
-def _zoom_panel(axes, theme: Theme, window, x0: float, value: float, half_width: float, room):
-    """One window of the zoom: curve, tangent, the gap between them shaded; y spans the same multiple of w."""
-    low, high = room
-    axes.fill_between(window.xs, window.curve, window.tangent, color=theme.color("accent"), alpha=0.3, linewidth=0)
-    axes.plot(window.xs, window.curve, color=theme.color("primary"), linewidth=theme.width(2.5))
-    axes.plot(window.xs, window.tangent, color=theme.color("secondary"), linewidth=theme.width(2), linestyle="--")
-    axes.plot(x0, value, marker="o", markersize=theme.width(7), color=theme.color("ink"), zorder=5)
-    axes.set_xlim(x0 - half_width, x0 + half_width)
-    axes.set_ylim(value + low * half_width, value + high * half_width)
-    ends = (x0 - half_width, x0, x0 + half_width)
-    axes.set_xticks(ends, [_number(x) for x in ends])
-    for label, align in zip(axes.get_xticklabels(), ("left", "center", "right")):
-        label.set_horizontalalignment(align)  # the end labels stay inside their own panel
-    axes.yaxis.set_major_locator(NullLocator())
-    _title(axes, f"x₀ ± {_number(half_width)}", theme)
-    _text(axes, (x0, value + low * half_width), f"max gap {_number(window.max_gap, 3)}", theme, "accent",
-          offset=(0, 10), va="bottom", fontweight="bold")
-
-
-@illustration("tangent_zoom", alt=(
-    "Three windows around x₀ = 1 on the curve x² and its tangent line, each a quarter as wide as the last. The "
-    "shaded gap between curve and tangent shrinks from 1 to 0.0625 to 0.00391: sixteen times smaller per four-fold "
-    "zoom."))
+@illustration("tangent_zoom", sandbox="tangent_zoom", alt=(
+    "Three windows around x₀ = 1 on the curve x² and its tangent line, one under the other, each a quarter as wide "
+    "as the last (half-widths 1, 1/4 and 1/16). The shaded gap between curve and tangent shrinks from 1 to 0.0625 "
+    "to 0.0039: sixteen times smaller per four-fold zoom, so max gap / w² stays at 1."))
 def tangent_zoom(theme: Theme):
-    """x² and its tangent at x₀ = 1 in windows of half-width 1, 1/4, 1/16: the gap falls 16× per 4× zoom."""
-    figure = new_figure(theme, height=300)
-    function, x0, half_widths = "square", 1.0, (1.0, 0.25, 0.0625)
-    windows = [zoom_window(function, x0, w) for w in half_widths]
-    value = float(windows[0].tangent[len(windows[0].xs) // 2])  # f(x₀): the middle sample is x₀
-    widest = windows[0]
-    room = (min(widest.curve.min(), widest.tangent.min()) - value - 0.9,
-            max(widest.curve.max(), widest.tangent.max()) - value + 0.3)  # y span as multiples of the half-width
-    for index, (window, w) in enumerate(zip(windows, half_widths)):
-        axes = _panel(figure, 24 + index * 210, 72, 172, 188)
-        _zoom_panel(axes, theme, window, x0, value, w, room)
-        if index == 0:
-            _legend(axes, theme, [("primary", "x²", "line"), ("secondary", "tangent", "dashed")], loc="upper left")
-    shrink = windows[0].max_gap / windows[1].max_gap
-    zoom = half_widths[0] / half_widths[1]
-    for index in range(2):
-        figure.text((215 + index * 210) / 640, 166 / 300, f"×{_number(zoom)}\n→", ha="center", va="center",
-                    fontsize=theme.font("tick"), color=theme.color("muted"))
-    figure.text(0.5, 0.04, f"Each {_number(zoom)}× zoom makes the largest gap {_number(shrink, 3)}× smaller: "
-                "the curve looks straighter and straighter.", ha="center", fontsize=theme.font("label"),
-                color=theme.color("muted"))
-    return figure
+    """The tangent_zoom sandbox (x² at x₀ = 1) at zooms 1, 3 and 5: half-widths 1, 1/4, 1/16, the gap 16× smaller each."""
+    return _sandbox_views(theme, "tangent_zoom", [{"zoom": zoom} for zoom in (1, 3, 5)], height=150)
 
 
 # ---- 9. a sideways nudge barely changes the length ------------------------------------------------------------------
@@ -635,40 +570,6 @@ def perpendicular_second_order(theme: Theme):
     quarter = _number(changes[0] / changes[1], 3)
     figure.text(0.5, 0.04, f"Halve ε and Δr falls {quarter}×: the change is second order.", ha="center",
                 fontsize=theme.font("label"), color=theme.color("muted"))
-    return figure
-
-
-# ---- 10. two recurrences --------------------------------------------------------------------------------------------
-
-
-@illustration("recurrences", alt=(
-    "Two curves over 16 layers from h₀ = 1. Adding 10% of the current value each layer compounds to about 4.595; "
-    "adding a fixed 0.1 each layer grows in a straight line to 2.6."))
-def recurrences(theme: Theme):
-    """h_{l+1} = (1 + α) h_l against h_{l+1} = h_l + c, α = c = 0.1, 16 layers from h₀ = 1: 4.595 against 2.6."""
-    figure = new_figure(theme, height=340)
-    alpha = c = 0.1
-    layers, start = 16, 1.0
-    compounding = proportional_recurrence(start, alpha, layers)  # (L+1,)
-    steady = constant_recurrence(start, c, layers)  # (L+1,)
-    axes = plot_axes(figure, theme)
-    steps = np.arange(layers + 1)
-    for history, role in ((compounding, "primary"), (steady, "accent")):
-        axes.plot(steps, history, color=theme.color(role), linewidth=theme.width(2.5), marker="o",
-                  markersize=theme.width(6))
-        _text(axes, (layers, history[-1]), _number(history[-1], 4), theme, role, kind="title", offset=(8, 0),
-              ha="left", fontweight="bold")
-    axes.set_xlim(0, layers + 1.6)
-    axes.set_ylim(0, compounding[-1] * 1.12)
-    axes.xaxis.set_major_locator(FixedLocator(range(0, layers + 1, 2)))
-    axes.grid(True, color=theme.color("muted"), alpha=GRID_OPACITY, linewidth=theme.width(1))
-    axes.set_axisbelow(True)
-    axes.spines[["top", "right"]].set_visible(False)
-    _legend(axes, theme, [
-        ("primary", f"hₗ₊₁ = (1 + α) hₗ, α = {_number(alpha)}: the update grows with h", "line"),
-        ("accent", f"hₗ₊₁ = hₗ + c, c = {_number(c)}: the same update every layer", "line"),
-    ], loc="upper left")
-    _axis_labels(axes, theme, "layer l", f"hₗ  (h₀ = {_number(start)})")
     return figure
 
 

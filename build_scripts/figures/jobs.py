@@ -9,6 +9,7 @@ up to date; the manifest records what each file is. Files are written to a tempo
 import dataclasses
 import functools
 import hashlib
+import importlib.util
 import inspect
 import json
 import os
@@ -20,7 +21,7 @@ from dataclasses import dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
 
-from build_scripts._files import files_digest, write_atomic
+from build_scripts._files import files_digest, module_files, write_atomic
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent.parent
 DEFAULT_CACHE_DIR = PROJECT_ROOT / ".cache" / "figures"
@@ -45,10 +46,11 @@ def _digest(*parts: bytes) -> str:
 
 @functools.cache
 def kernel_digest() -> str:
-    """The explainer package's code, sandboxes aside: a change to any kernel may change any figure."""
+    """The explainer package's code and data (figure_style.json), sandboxes aside: a change to any kernel may change
+    any figure."""
     explainer = PROJECT_ROOT / "explainer"
-    return files_digest((p for p in explainer.rglob("*.py") if "sandboxes" not in p.relative_to(explainer).parts),
-                        PROJECT_ROOT)
+    files = [*explainer.rglob("*.py"), *explainer.rglob("*.json")]
+    return files_digest((p for p in files if "sandboxes" not in p.relative_to(explainer).parts), PROJECT_ROOT)
 
 
 @functools.cache
@@ -75,8 +77,17 @@ class FigureJob:
         """The cache key: source, kernels, parameters, palette and renderer."""
         source = self._source().encode()
         parameters = json.dumps([self.kind, self.name, self.scheme, list(self.params), self.height]).encode()
-        renderer = theme_digest(self.kind == "sandbox")
+        renderer = theme_digest(self.draws_description)
         return _digest(source, kernel_digest().encode(), parameters, renderer.encode())
+
+    @functools.cached_property
+    def draws_description(self) -> bool:
+        """Whether the picture is a sandbox's description drawn by the static renderer (description.py)."""
+        if self.kind == "sandbox":
+            return True
+        from build_scripts.figures.registry import get_declaration
+
+        return bool(get_declaration(self.name).sandbox)
 
     @property
     def file_name(self) -> str:
@@ -84,14 +95,15 @@ class FigureJob:
         return f"{self.name}-{self.key[:16]}-{self.scheme}.svg"
 
     def _source(self) -> str:
-        """The source the picture depends on: the sandbox's module, or the illustration's function and helpers."""
+        """The source the picture depends on: the sandbox's module, or the illustration's function and helpers (and
+        the module of the sandbox it draws, if any)."""
         if self.kind == "sandbox":
-            from explainer.sandbox import get_sandbox
-
-            return inspect.getsource(sys.modules[get_sandbox(self.name).function.__module__])
+            return _sandbox_source(self.name)
         from build_scripts.figures.registry import get_declaration
 
-        return get_declaration(self.name).source
+        declaration = get_declaration(self.name)
+        return (declaration.source + (_sandbox_source(declaration.sandbox) if declaration.sandbox else "")
+                + _build_code_digest(declaration.module))
 
     def render(self) -> bytes:
         """Draw the figure and return its SVG bytes."""
@@ -112,6 +124,21 @@ class FigureJob:
 
                 figure = load(self.name, self.module)(theme)
         return svg_bytes(figure, theme)
+
+
+@functools.cache
+def _build_code_digest(module: str) -> str:
+    """The build code an illustration's module imports (say the training grid, whose seeds its figure draws), read
+    from source: the module's own code counts only through the function and helpers the figure uses."""
+    own = Path(importlib.util.find_spec(module).origin).resolve()
+    files = module_files(PROJECT_ROOT, ("build_scripts",), module) - {own}
+    return files_digest(files, PROJECT_ROOT)
+
+
+def _sandbox_source(name: str) -> str:
+    from explainer.sandbox import get_sandbox
+
+    return inspect.getsource(sys.modules[get_sandbox(name).function.__module__])
 
 
 def sandbox_jobs(name: str, values: dict, height: int, used_at: str = "") -> list[FigureJob]:

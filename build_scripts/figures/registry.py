@@ -19,13 +19,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 # Modules that declare illustrations (read as source; imported only to draw).
-ILLUSTRATION_MODULES = ["build_scripts.figures.illustrations", "build_scripts.figures.training_figures"]
+ILLUSTRATION_MODULES = ["build_scripts.figures.illustrations", "build_scripts.figures.training_figures",
+                        "build_scripts.figures.diagrams"]
 
 _REGISTERED: dict[str, Callable] = {}  # filled by @illustration when a module is imported
 
 
-def illustration(name: str, *, alt: str) -> Callable:
-    """Declare the decorated function (theme -> Figure) the illustration called `name`; `alt` describes it."""
+def illustration(name: str, *, alt: str, sandbox: str = "") -> Callable:
+    """Declare the decorated function (theme -> Figure) the illustration called `name`; `alt` describes it.
+
+    `sandbox` names the sandbox whose description the picture draws, if any: its module is then part of the figure's
+    cache key, as for the sandbox's own static view.
+    """
 
     def register(function: Callable) -> Callable:
         known = _REGISTERED.get(name)
@@ -46,6 +51,7 @@ class Declaration:
     module: str
     function: str
     source: str  # what the picture depends on, for the cache key
+    sandbox: str = ""  # the sandbox whose description it draws (its module and the static renderer count too)
 
     def load(self) -> Callable:
         """The figure function itself (imports its module)."""
@@ -58,14 +64,16 @@ def load(name: str, module: str) -> Callable:
     return _REGISTERED[name]
 
 
-def _decorator_arguments(node: ast.FunctionDef) -> tuple[str, str] | None:
+def _decorator_arguments(node: ast.FunctionDef) -> tuple[str, str, str] | None:
     for decorator in node.decorator_list:
         if isinstance(decorator, ast.Call) and getattr(decorator.func, "id", None) == "illustration":
-            alt = next((k.value for k in decorator.keywords if k.arg == "alt"), None)
+            keywords = {k.arg: k.value for k in decorator.keywords}
             try:
-                return ast.literal_eval(decorator.args[0]), ast.literal_eval(alt)
+                return (ast.literal_eval(decorator.args[0]), ast.literal_eval(keywords.get("alt")),
+                        ast.literal_eval(keywords.get("sandbox", ast.Constant(""))))
             except (IndexError, ValueError):
-                raise ValueError(f"line {node.lineno}: @illustration needs a literal name and alt text") from None
+                raise ValueError(f"line {node.lineno}: @illustration needs a literal name, alt text and sandbox "
+                                 "name") from None
     return None
 
 
@@ -99,7 +107,7 @@ def _read_module(path: Path, mtime_ns: int, module: str) -> dict[str, Declaratio
                     needed.add(used.id)
                     queue.append(defined[used.id])
         source = imports + "".join(_segment(lines, n) for n in tree.body if set(_top_level_names(n)) & needed)
-        found[arguments[0]] = Declaration(arguments[0], arguments[1], module, node.name, source)
+        found[arguments[0]] = Declaration(arguments[0], arguments[1], module, node.name, source, arguments[2])
     return found
 
 

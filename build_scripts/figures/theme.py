@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from explainer.figure import DEFAULT_HEIGHT, FIGURE_WIDTH, MARGINS
+from explainer.figure import DEFAULT_HEIGHT, FIGURE_WIDTH, MARGINS, STYLE
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -24,7 +24,7 @@ SCHEMES = ("light", "dark")
 DPI = 100  # one figure pixel per live-renderer unit: a 640-wide figure is 6.4 in
 PT = 72 / DPI  # matplotlib sizes are points; multiply a live-renderer px by PT
 FONT_FAMILY = ["-apple-system", "BlinkMacSystemFont", "Helvetica", "Arial", "DejaVu Sans"]
-FONT_PX = {"tick": 12, "label": 13, "title": 14, "legend": 12, "mark_label": 13}
+FONT_PX = STYLE["font_size"]  # tick, label, title, legend, mark_label: as the live renderer's (figure_style.json)
 HASH_SALT = "explainer-figures"  # fixed, so the ids matplotlib writes into an SVG are the same on every build
 
 
@@ -72,17 +72,17 @@ def rc_params(theme: Theme) -> dict:
         "text.color": ink,
         "axes.labelcolor": ink,
         "axes.edgecolor": muted,
-        "axes.linewidth": theme.width(1),
+        "axes.linewidth": theme.width(STYLE["axes"]["stroke_width"]),
         "xtick.color": muted,
         "ytick.color": muted,
         "xtick.labelcolor": ink,
         "ytick.labelcolor": ink,
         "xtick.labelsize": theme.font("tick"),
         "ytick.labelsize": theme.font("tick"),
-        "xtick.major.size": 5 * PT,
-        "ytick.major.size": 5 * PT,
-        "xtick.major.pad": 3 * PT,
-        "ytick.major.pad": 3 * PT,
+        "xtick.major.size": STYLE["axes"]["tick_length"] * PT,
+        "ytick.major.size": STYLE["axes"]["tick_length"] * PT,
+        "xtick.major.pad": STYLE["axes"]["tick_label_gap"] * PT,
+        "ytick.major.pad": STYLE["axes"]["tick_label_gap"] * PT,
         "axes.facecolor": "none",
         "figure.facecolor": "none",
         "savefig.facecolor": "none",

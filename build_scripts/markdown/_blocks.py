@@ -44,6 +44,7 @@ PYMDOWNX_BLOCKS = frozenset(
 )
 
 RE_FENCE = re.compile(r"^(?P<indent>[ ]*)(?P<fence>`{3,}|~{3,})")
+RE_CLOSER = re.compile(r"^[ ]*/{3,}[ ]*$")
 RE_HEADER = re.compile(r"^(?P<indent>[ ]*)(?P<slashes>/{3,})[ ]*(?P<name>[\w-]+)[ ]*(?:\|[ ]*(?P<argument>.*?))?[ ]*$")
 
 
@@ -53,7 +54,8 @@ class MarkdownSourceError(ValueError):
     def __init__(self, line: int, message: str, path: str | None = None):
         self.path = path or SOURCE_PATH.get()
         self.line = line + SOURCE_LINE_OFFSET.get()
-        self.reason = message
+        self.reason = " ".join(part.strip() for part in message.splitlines() if part.strip())  # always one line
+        message = self.reason
         super().__init__(f"{self.path}:{self.line}: {message}")
 
 
@@ -98,8 +100,15 @@ def _parse_body(body: list[str], first_line: int) -> tuple[dict, dict]:
         options = yaml.safe_load(text)
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
-        line = first_line + (mark.line if mark else 0)
-        problem = getattr(error, "problem", None) or str(error)
+        if mark is not None:
+            line = first_line + mark.line
+        elif isinstance(error, yaml.reader.ReaderError):  # a character YAML refuses: its position, not a mark
+            line = first_line + text[: error.position].count("\n")
+        else:
+            line = first_line
+        problem = getattr(error, "problem", None) or getattr(error, "reason", None) or str(error)
+        if isinstance(error, yaml.reader.ReaderError):
+            problem = f"character {error.character!r} is not allowed in YAML ({error.reason})"
         if "mapping values are not allowed" in problem:
             problem += " (a value containing ': ' must be quoted)"
         raise MarkdownSourceError(line, f"malformed YAML: {problem}") from None
@@ -117,24 +126,30 @@ def _parse_body(body: list[str], first_line: int) -> tuple[dict, dict]:
 
 
 def find_blocks(lines: list[str], names: set[str]) -> Iterator[Block]:
-    """Every block called one of `names`, outside code fences; a near miss of a name is an error too."""
+    """Every block called one of `names`, outside code fences. A near miss of a name is an error, and so is a closing
+    `///` that closes nothing (what is left when a block's first line is missing or misspelled)."""
     in_code = fenced_code_lines(lines)
+    others_open = 0  # blocks of other names (pymdownx's, or our other extensions') not closed yet
     index = 0
     while index < len(lines):
         match = None if index in in_code else RE_HEADER.match(lines[index])
-        if not match:
-            index += 1
+        if match and match.group("name") in names:
+            block = _read_block(lines, index, match)
+            yield block
+            index = block.end + 1
             continue
-        name = match.group("name")
-        if name not in names:
+        if match:
+            name = match.group("name")
             near = difflib.get_close_matches(name, names, n=1, cutoff=0.75)
             if near and name not in PYMDOWNX_BLOCKS:
                 raise MarkdownSourceError(index + 1, f"unknown block '{name}' (did you mean '{near[0]}'?)")
-            index += 1
-            continue
-        block = _read_block(lines, index, match)
-        yield block
-        index = block.end + 1
+            others_open += 1
+        elif index not in in_code and RE_CLOSER.match(lines[index]):
+            if not others_open:
+                raise MarkdownSourceError(index + 1, "this '///' line closes no block: is the block's first line "
+                                                     "('/// name | …') missing or misspelled?")
+            others_open -= 1
+        index += 1
 
 
 def _read_block(lines: list[str], start: int, header: re.Match) -> Block:

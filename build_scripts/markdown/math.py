@@ -6,9 +6,9 @@ and fonts, never its JavaScript, and nothing is typeset after the page appears. 
 the cache does not hold, fed formulas one per line. Each result is kept in build/cache/math/, keyed by the formula,
 KaTeX's version, the options and the server script, so a rebuild starts no Node at all.
 
-Formulas are found by a preprocessor in the author's own lines, after the blocks (sandbox, figure, quiz) and before
-code fences are stashed, so a formula KaTeX rejects stops the build with `docs/<file>.md:<line>: math …`, the line
-of the mistake itself. Fenced and inline code are left alone; `\\(` is an escaped backslash, not math. A display
+Formulas are found by a preprocessor in the author's own lines, after the blocks (sandbox, figure, quiz, code cell)
+and before code fences are stashed, so a formula KaTeX rejects stops the build with `docs/<file>.md:<line>: math …`,
+the line of the mistake itself. Fenced and inline code are left alone; `\\(` is an escaped backslash, not math. A display
 formula standing alone (blank lines around it) becomes `<div class="arithmatex">`, any other formula
 `<span class="arithmatex">`: the markup pymdownx.arithmatex gave the browser's KaTeX before.
 """
@@ -273,8 +273,9 @@ class MathExtension(Extension):
 
     def extendMarkdown(self, md):
         md.registerExtension(self)
-        # After the blocks (29.6 to 29.3: their bodies are theirs), before code fences are stashed (25).
-        md.preprocessors.register(MathPreprocessor(md), "explainer-math", 29.2)
+        # After our blocks (29.6 to 29.2: their bodies are theirs, a code cell's included), before fences are stashed
+        # (25).
+        md.preprocessors.register(MathPreprocessor(md), "explainer-math", 29.1)
 
 
 def makeExtension(**kwargs):  # noqa: N802 (the name Python-Markdown looks for)

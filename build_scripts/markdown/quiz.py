@@ -10,6 +10,23 @@
         feedback: Not here. ...
     ///
 
+Predict, then run: with `predict:`, the quiz is about the sandbox placed right after it on the page. That sandbox's
+controls stay locked until the reader checks an answer; then they unlock and, when `predict` gives parameter values,
+the sandbox jumps to them (the configuration that answers the question). Feedback may quote one of that sandbox's
+readouts with `{{ live: <readout label> }}`: the page shows the live value (the build writes the value at the
+`predict` values, so print and no-JavaScript readers see it too).
+
+    /// quiz | Predict: with the residual add off, what happens to the tokens at depth 24?
+    predict:                  # `predict: true` unlocks only; a mapping also moves the sandbox there
+      residual: false
+      depth: 24
+    answers:
+      - text: They become indistinguishable.
+        correct: true
+        feedback: "Right: the tokens now differ by {{ live: tokens distinct }}."
+      ...
+    ///
+
 The question, every answer and every feedback are Markdown (`code`, *emphasis*, math `\\( … \\)` typeset at build
 time like the prose's; raw HTML stays text). The page gets a <form> of native, labelled inputs and a `<details>`
 holding the answers with their explanations, so a reader without JavaScript can read them;
@@ -19,6 +36,8 @@ names that answer's line.
 """
 
 import functools
+import html
+import json
 import re
 from dataclasses import dataclass
 
@@ -26,16 +45,18 @@ import markdown
 import yaml
 from markdown import Extension
 
-from build_scripts.markdown._blocks import Block, BlockPreprocessor, MarkdownSourceError
-from explainer.sandbox import closest
+from build_scripts.markdown._blocks import Block, BlockPreprocessor, MarkdownSourceError, find_blocks
+from explainer.sandbox import ParameterError, closest, registry
 
-KEYS = ("type", "answers")
+KEYS = ("type", "predict", "answers")
 ANSWER_KEYS = ("text", "correct", "feedback")
 TYPES = ("single", "multiple")
 MIN_ANSWERS, MAX_ANSWERS = 2, 8
 HINTS = {"single": "Choose one answer.", "multiple": "Choose every answer that applies."}
 KEY_SUMMARY = "Answers and explanations"
 QUESTION_SHOWN = 48  # characters of the question an error message quotes
+RE_LIVE = re.compile(r"\{\{\s*live:\s*(.+?)\s*\}\}")  # {{ live: readout label }} in feedback
+PREDICT_NOTE = "Check an answer to unlock the figure below."
 
 
 @dataclass(frozen=True)
@@ -48,12 +69,21 @@ class Answer:
 
 
 @dataclass(frozen=True)
+class Prediction:
+    """A predict-then-run quiz's sandbox: its name and the values it moves to once the reader has answered."""
+
+    sandbox: str
+    reveal: dict
+
+
+@dataclass(frozen=True)
 class Quiz:
     """A checked quiz block, ready to be written as HTML."""
 
     question: str  # inline HTML
     type: str
     answers: tuple[Answer, ...]
+    prediction: Prediction | None = None
 
 
 # ---- Markdown of the snippets ---------------------------------------------------------------------------------------
@@ -122,9 +152,40 @@ class _Reader:
         if quiz_type not in TYPES:
             raise self.error(f"type: {quiz_type!r} is not a quiz type{closest(str(quiz_type), TYPES)}; "
                              f"valid: {', '.join(TYPES)}", key="type")
-        answers = tuple(self.answer(number, item) for number, item in enumerate(self.answer_list(), start=1))
+        prediction, readouts = self.prediction()
+        answers = tuple(self.answer(number, item, readouts) for number, item in enumerate(self.answer_list(), start=1))
         self.check_answers(answers, quiz_type)
-        return Quiz(question, quiz_type, answers)
+        return Quiz(question, quiz_type, answers, prediction)
+
+    def prediction(self) -> tuple[Prediction | None, dict[str, str]]:
+        """The sandbox right after the quiz and the values to reveal, checked against its declaration; and that
+        sandbox's readouts at those values (label → text), which feedback may quote."""
+        if "predict" not in self.block.options:
+            return None, {}
+        value = self.block.options["predict"]
+        if value is not True and not isinstance(value, dict):
+            raise self.error(f"predict must be true or parameter values ('name: value' lines), not {value!r}",
+                             key="predict")
+        following = self._next_sandbox()
+        sandbox = registry().get(following.argument) if following else None
+        if sandbox is None:
+            raise self.error("predict: place the sandbox this quiz is about right after it on the page",
+                             key="predict")
+        reveal = value if isinstance(value, dict) else {}
+        try:
+            start = sandbox.validate({k: v for k, v in following.options.items() if k in sandbox.defaults()})
+            shown = sandbox.validate({**start, **reveal})
+        except ParameterError as error:
+            raise self.error(f"predict: {error}{closest(error.parameter, sandbox.defaults())}", key="predict") from None
+        readouts = {r["label"]: r["text"] for r in sandbox.render(shown)["readouts"]}
+        return Prediction(sandbox.name, {k: shown[k] for k in reveal}), readouts
+
+    def _next_sandbox(self) -> Block | None:
+        """The first block after this quiz if it is a sandbox (a mistake in a block on the way is raised as such)."""
+        for block in find_blocks(self.page_lines or [], {"sandbox", "quiz", "figure"}):
+            if block.line > self.block.line:
+                return block if block.name == "sandbox" else None
+        return None
 
     def answer_list(self) -> list:
         if "answers" not in self.block.options:
@@ -138,7 +199,7 @@ class _Reader:
             raise self.error(f"answers: give {MIN_ANSWERS} to {MAX_ANSWERS} (got {len(answers)})", key="answers")
         return answers
 
-    def answer(self, number: int, item) -> Answer:
+    def answer(self, number: int, item, readouts: dict[str, str]) -> Answer:
         if not isinstance(item, dict):
             raise self.answer_error(number, f"must be 'text:', 'correct:' and 'feedback:' lines (got {item!r})")
         for key in item:
@@ -154,8 +215,8 @@ class _Reader:
         text = self.markdown(render_inline, self.answer_text(number, item, "text"), number, "text")
         if text is None:
             raise self.answer_error(number, "text must be one paragraph of inline Markdown", "text")
-        feedback = self.markdown(render_markdown, self.answer_text(number, item, "feedback"), number, "feedback")
-        return Answer(text, correct, feedback)
+        feedback = self.live_readouts(number, self.answer_text(number, item, "feedback"), readouts)
+        return Answer(text, correct, self.markdown(render_markdown, feedback, number, "feedback"))
 
     def markdown(self, render, text: str, number: int | None = None, key: str | None = None) -> str | None:
         """`render(text)`; a formula it cannot typeset is named at the answer's key (or the question's line)."""
@@ -165,6 +226,19 @@ class _Reader:
             if number is None:
                 raise self.error(error.reason) from None
             raise self.answer_error(number, f"{key}: {error.reason}", key) from None
+
+    def live_readouts(self, number: int, feedback: str, readouts: dict[str, str]) -> str:
+        """Each {{ live: label }} as a placeholder the page fills with the live readout (the build's value first)."""
+        def placeholder(match):
+            label = match.group(1)
+            if not readouts:
+                raise self.answer_error(number, "{{ live: … }} quotes a readout of the sandbox after the quiz: "
+                                                "add 'predict:' to the quiz", "feedback")
+            if label not in readouts:
+                raise self.answer_error(number, f"no readout {label!r}{closest(label, readouts)}; the sandbox's "
+                                                f"readouts: {', '.join(readouts)}", "feedback")
+            return f"`{LIVE_MARK}{label}{LIVE_MARK}{readouts[label]}{LIVE_MARK}`"
+        return RE_LIVE.sub(placeholder, feedback)
 
     def answer_text(self, number: int, item: dict, key: str) -> str:
         value = item[key]
@@ -216,6 +290,16 @@ def _answer_lines(block: Block, page_lines: list[str]) -> list[tuple[int, dict]]
     ]
 
 
+# A live readout travels through Markdown as inline code (so no emphasis or math touches it), then becomes a span.
+LIVE_MARK = "\u2063"  # INVISIBLE SEPARATOR: never typed by an author
+RE_LIVE_CODE = re.compile(f"<code>{LIVE_MARK}(.+?){LIVE_MARK}(.*?){LIVE_MARK}</code>")
+
+
+def _live_spans(html: str) -> str:
+    return RE_LIVE_CODE.sub(lambda m: f'<span class="quiz__live" data-readout="{m.group(1).replace(chr(34), "&quot;")}">'
+                                      f"{m.group(2)}</span>", html)
+
+
 def read_quiz(block: Block, page_lines: list[str] | None = None) -> Quiz:
     """Check a quiz block and render its Markdown; with the page's lines, an answer's error names its own line."""
     return _Reader(block, page_lines).read()
@@ -237,7 +321,7 @@ def _key_html(quiz: Quiz, element_id: str) -> str:
     items = "".join(
         f'<li class="quiz__key-item" data-answer="{number}">'
         f'<p class="quiz__key-answer"><strong>{"Right" if answer.correct else "Not right"}:</strong> {answer.text}</p>'
-        f'<div class="quiz__feedback" id="{element_id}-feedback-{number}">{answer.feedback}</div></li>'
+        f'<div class="quiz__feedback" id="{element_id}-feedback-{number}">{_live_spans(answer.feedback)}</div></li>'
         for number, answer in enumerate(quiz.answers, start=1)
     )
     return (f'<details class="quiz__key"><summary>{KEY_SUMMARY}</summary>'
@@ -248,11 +332,18 @@ def quiz_html(quiz: Quiz, number: int) -> str:
     """The page's <form>: the question as the legend of native inputs, the Check button, a live region, the key."""
     element_id = f"quiz-{number}"
     answers = "".join(_answer_html(quiz, n, answer, element_id) for n, answer in enumerate(quiz.answers, start=1))
+    predict, note = "", ""
+    if quiz.prediction:
+        reveal = html.escape(json.dumps(quiz.prediction.reveal, separators=(",", ":")))
+        predict = f' data-predict-sandbox="{quiz.prediction.sandbox}" data-predict="{reveal}"'
+        # Shown by quiz.js, which does the locking: without JavaScript nothing is locked.
+        note = f'<p class="quiz__predict-note" hidden>{PREDICT_NOTE}</p>'
     return (
-        f'<form class="quiz" id="{element_id}" data-quiz="{number}" data-quiz-type="{quiz.type}" autocomplete="off">'
+        f'<form class="quiz" id="{element_id}" data-quiz="{number}" data-quiz-type="{quiz.type}"{predict} '
+        'autocomplete="off">'
         f'<fieldset class="quiz__fieldset" aria-describedby="{element_id}-hint">'
         f'<legend class="quiz__question">{quiz.question}</legend>'
-        f'<p class="quiz__hint" id="{element_id}-hint">{HINTS[quiz.type]}</p>'
+        f'<p class="quiz__hint" id="{element_id}-hint">{HINTS[quiz.type]}</p>{note}'
         f'<div class="quiz__answers">{answers}</div></fieldset>'
         # Hidden until quiz.js mounts: without JavaScript there is nothing to check, and the key below is open to read.
         f'<div class="quiz__actions"><button class="quiz__check" type="submit" hidden>Check answer</button>'
@@ -286,8 +377,9 @@ class QuizExtension(Extension):
 
     def extendMarkdown(self, md):
         md.registerExtension(self)
-        # Beside the sandbox (29.5) and figure (29.4) blocks: after {{ quantities }} (29.6), before superfences (25).
-        md.preprocessors.register(QuizPreprocessor(md), "explainer-quiz", 29.3)
+        # After {{ quantities }} (29.6), before the sandbox block (29.5) replaces its blocks: a predict-then-run quiz
+        # reads the sandbox block after it. Before superfences (25), so line numbers are the author's.
+        md.preprocessors.register(QuizPreprocessor(md), "explainer-quiz", 29.55)
 
 
 def makeExtension(**kwargs):  # noqa: N802 (the name Python-Markdown looks for)

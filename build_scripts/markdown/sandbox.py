@@ -163,33 +163,6 @@ def _config_json(placement: Placement) -> str:
     return json.dumps(config, ensure_ascii=False, separators=(",", ":"))
 
 
-def describe(title: str, description: dict) -> str:
-    """The figure in words (title, readouts, status): the static image's alt text, as the live SVG's label."""
-    said = [f"{r['label']} {r['text']}" for r in description["readouts"]]
-    if description["status"]:
-        status = description["status"]
-        said.append(f"{status['label']}: {status['detail']}" if status["detail"] else status["label"])
-    return f"{title}: {'; '.join(said)}" if said else title
-
-
-def readouts_html(description: dict) -> str:
-    """The readouts and status badge under the figure, as the page runtime draws them when live."""
-    parts = []
-    if description["readouts"]:
-        items = "".join(
-            f'<div class="sandbox__readout"><dt class="sandbox__readout-label">{html.escape(r["label"])}</dt>'
-            f'<dd class="sandbox__readout-value">{html.escape(r["text"])}</dd></div>'
-            for r in description["readouts"]
-        )
-        parts.append(f'<dl class="sandbox__readout-list">{items}</dl>')
-    if description["status"]:
-        status = description["status"]
-        detail = f'<span class="sandbox__badge-detail">{html.escape(status["detail"])}</span>' if status["detail"] else ""
-        parts.append(f'<p class="sandbox__badge sandbox__badge--{status["tone"]}" data-tone="{status["tone"]}">'
-                     f'<strong class="sandbox__badge-label">{html.escape(status["label"])}</strong>{detail}</p>')
-    return "".join(parts)
-
-
 def sandbox_html(placement: Placement, element_id: str) -> str:
     """The <figure> the page gets: static view, readouts, controls, status line, caption and config."""
     sandbox = placement.sandbox
@@ -198,9 +171,9 @@ def sandbox_html(placement: Placement, element_id: str) -> str:
         for p in sandbox.params
         if p.name not in placement.hidden
     )
-    description = sandbox.render(placement.values)
+    view = sandbox.view(placement.values)  # the same label and readouts the worker sends the live page
     light, dark = (job.file_name for job in placement.figure_jobs())
-    static = static_images_html(light, dark, placement.alt or describe(sandbox.title, description), "sandbox__image")
+    static = static_images_html(light, dark, placement.alt or view["label"], "sandbox__image")
     caption = f"<figcaption>{placement.caption}</figcaption>" if placement.caption else ""
     return (
         # The config is an attribute, not a <script type="application/json">: Material's instant navigation
@@ -209,7 +182,7 @@ def sandbox_html(placement: Placement, element_id: str) -> str:
         f'data-config="{html.escape(_config_json(placement))}">'
         f'<div class="sandbox__figure" style="aspect-ratio: {FIGURE_WIDTH} / {placement.height}">'
         f'<div class="sandbox__static">{static}</div></div>'
-        f'<div class="sandbox__readouts">{readouts_html(description)}</div>'
+        f'<div class="sandbox__readouts">{view["readouts_html"]}</div>'
         f'<form class="sandbox__controls" aria-label="Controls: {html.escape(sandbox.title)}">{controls}</form>'
         f'<p class="sandbox__status" role="status">{NO_SCRIPT_STATUS}</p>'
         f"{caption}"

@@ -3,6 +3,8 @@
 import logging
 from pathlib import Path
 
+from markdown import Markdown
+from markdown.preprocessors import NormalizeWhitespace
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import BasePlugin
 
@@ -16,6 +18,7 @@ from build_scripts.markdown._blocks import (
     MarkdownSourceError,
     find_blocks,
 )
+from build_scripts.markdown.cell import find_cells, read_cell
 from build_scripts.markdown.figure import read_figure
 from build_scripts.markdown.quantities import QuantityPreprocessor
 from build_scripts.markdown.quiz import read_quiz
@@ -47,6 +50,7 @@ class ExplainerPlugin(BasePlugin[ExplainerConfig]):
             if extension not in config.markdown_extensions:
                 raise PluginError(f"mkdocs.yml: add '- {extension}' to markdown_extensions")
         self.config_dir = Path(config.config_file_path).parent
+        self.markdown = Markdown()  # as MkDocs makes it: tabs are 4 columns
         self.cache_dir = self.config_dir / self.config.cache_dir
         if self.config.enabled:
             scripts = [f"{site_runtime.ASSET_DIR}/{name}" for name in site_runtime.PAGE_SCRIPTS]
@@ -69,7 +73,9 @@ class ExplainerPlugin(BasePlugin[ExplainerConfig]):
         # one-line build error instead of a traceback, and tells us which static figures the page needs.
         try:
             sandboxes = registry()
-            lines = QuantityPreprocessor(None).run(markdown.split("\n"))  # blocks may quote {{ quantities }}
+            # The lines as the extensions get them: Python-Markdown first turns tabs into spaces and CRLF into LF.
+            lines = NormalizeWhitespace(self.markdown).run(markdown.split("\n"))
+            lines = QuantityPreprocessor(None).run(lines)  # blocks may quote {{ quantities }}
             for block in find_blocks(lines, set(REQUIRED_EXTENSIONS.values())):
                 if block.name == "sandbox":
                     self.figure_jobs += read_placement(block, sandboxes).figure_jobs()
@@ -77,6 +83,8 @@ class ExplainerPlugin(BasePlugin[ExplainerConfig]):
                     self.figure_jobs += read_figure(block)[2]
                 else:
                     read_quiz(block, lines)
+            for cell in find_cells(lines):
+                read_cell(cell)
         except MarkdownSourceError as error:
             raise PluginError(str(error)) from None
         return markdown

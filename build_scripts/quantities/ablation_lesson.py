@@ -134,12 +134,21 @@ def _():
 
 @quantity("ablation.mask_share_12")
 def _():
-    return percent(lab(positional=False).word_order_sensitivity / lab().word_order_sensitivity)
+    share = lab(positional=False).word_order_sensitivity / lab().word_order_sensitivity
+    require(share > 0.5, "the causal mask alone keeps most of the full model's word-order sensitivity")
+    return percent(share)
 
 
 @quantity("ablation.sensitivity_rope_no_mask_12")
 def _():
     return number(lab(causal_mask=False).word_order_sensitivity, 3)
+
+
+@quantity("ablation.no_mask_healthy_depth")
+def _():
+    require(all(lab(depth, causal_mask=False).status == "HEALTHY" for depth in range(1, MAX_DEPTH + 1)),
+            "without the mask (and with everything else on) the status stays HEALTHY at every depth")
+    return str(MAX_DEPTH)
 
 
 @quantity("ablation.sensitivity_no_pe_no_mask_12")
@@ -154,7 +163,7 @@ def _():
     worst = max(lab(depth, positional=False, causal_mask=False).word_order_sensitivity
                 for depth in range(1, MAX_DEPTH + 1))
     require(worst < 1e-12, "without positions and mask the pooled outputs agree up to rounding at every depth")
-    return scientific(worst)
+    return scientific(worst, 2)  # "the largest it gets": the value itself, not a rounder bound below it
 
 
 @quantity("ablation.sensitivity_cat_dog_bag")
@@ -228,9 +237,36 @@ def _():
     return number(growth(lab(24, rmsnorm=False)) ** (1 / 24), 2)
 
 
+def bfloat16_max() -> float:
+    """The largest finite bfloat16: float32's largest with the 16 low bits of its significand cut off."""
+    bits = np.array(np.finfo(np.float32).max, dtype=np.float32).view(np.uint32) & np.uint32(0xFFFF0000)
+    return float(bits.view(np.float32))
+
+
+def _no_norm_stream_24() -> float:
+    """The RMS of the stream after 24 blocks without a norm."""
+    return float(lab(24, rmsnorm=False).residual_rms[-1])
+
+
 @quantity("ablation.float16_max")
 def _():
-    return f"{float(np.finfo(np.float16).max):,.0f}"
+    largest = float(np.finfo(np.float16).max)
+    # An RMS above a format's largest value means some entry is above it too: max |x| >= RMS(x).
+    require(_no_norm_stream_24() > largest, "the depth-24 stream without a norm would overflow float16")
+    return f"{largest:,.0f}"
+
+
+@quantity("ablation.bfloat16_max")
+def _():
+    entries = len(SENTENCE) * AblationConfig().width  # the stream's T × d values
+    largest_entry_bound = _no_norm_stream_24() * math.sqrt(entries)  # no entry exceeds √(T·d) times the RMS
+    require(largest_entry_bound < bfloat16_max(), "the depth-24 stream without a norm fits in bfloat16")
+    return scientific(bfloat16_max(), 1)
+
+
+@quantity("ablation.float32_max")
+def _():
+    return scientific(float(np.finfo(np.float32).max), 1)
 
 
 @quantity("ablation.float64_max")

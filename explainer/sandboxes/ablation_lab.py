@@ -3,12 +3,14 @@
 import numpy as np
 
 from explainer import figure as fig
-from explainer.ablation import AblationConfig, run_ablation, tokenize
+from explainer import idle
+from explainer.ablation import MAX_DEPTH, AblationConfig, prepare, run_ablation, tokenize
 from explainer.sandbox import IntParam, Toggle, sandbox
 
 SENTENCE = "the hungry cat chases the small grey dog"
 SWAPPED = "the small grey dog chases the hungry cat"  # the same words, the roles of cat and dog exchanged
 RMS_LIMITS = (1e-4, 1e4)  # fixed, so turning a switch moves the bars instead of the axis
+SENTENCE_IDS, SWAPPED_IDS = tokenize(SENTENCE), tokenize(SWAPPED)
 TONES = {"HEALTHY": "good", "VANISHING": "warn", "EXPLODING": "bad", "NAN": "bad"}
 
 
@@ -17,21 +19,21 @@ TONES = {"HEALTHY": "good", "VANISHING": "warn", "EXPLODING": "bad", "NAN": "bad
     Toggle("residual", "Residual add", True),
     Toggle("rmsnorm", "RMSNorm (pre-norm)", True),
     Toggle("causal_mask", "Causal mask", True),
-    IntParam("depth", "Depth", 1, 24, default=12, unit="layers"),
+    IntParam("depth", "Depth", 1, MAX_DEPTH, default=12, unit="layers"),
     title="Ablation lab",
 )
 def ablation_lab(positional: bool, residual: bool, rmsnorm: bool, causal_mask: bool, depth: int) -> dict:
     """Per-layer signal of a toy transformer with any of its four pillars switched off."""
-    config = AblationConfig(depth=depth, positional="rope" if positional else "none", residual=residual,
-                            norm="rmsnorm" if rmsnorm else "none", causal_mask=causal_mask)
-    result = run_ablation(config, tokenize(SENTENCE), tokenize(SWAPPED))
+    switches = {"positional": positional, "residual": residual, "rmsnorm": rmsnorm, "causal_mask": causal_mask}
+    config = _config(depth, **switches)
+    result = run_ablation(config, SENTENCE_IDS, SWAPPED_IDS)
     layers = np.arange(depth + 1)
     # On a log axis a bar starts at the bottom edge; values past the top are drawn clipped at the edge.
     stream = np.clip(result.residual_rms, *RMS_LIMITS)
     signal = np.clip(result.token_signal, *RMS_LIMITS)
     final = depth if result.first_nonfinite_layer is None else result.first_nonfinite_layer - 1
     distinct = result.token_signal[final] / result.residual_rms[final] if result.residual_rms[final] else 0.0
-    return fig.figure(
+    description = fig.figure(
         axes=fig.axes(xlim=(-0.7, depth + 0.7), ylim=RMS_LIMITS, yscale="log", xlabel="layer (0 = embeddings)",
                       ylabel="RMS", xticks=_layer_ticks(depth)),
         marks=[
@@ -46,8 +48,35 @@ def ablation_lab(positional: bool, residual: bool, rmsnorm: bool, causal_mask: b
         ],
         status=fig.status(result.status, TONES[result.status], result.reason),
     )
+    idle.later("ablation_lab", _preparing(depth, switches))
+    return description
+
+
+def _config(depth: int, positional: bool, residual: bool, rmsnorm: bool, causal_mask: bool) -> AblationConfig:
+    return AblationConfig(depth=depth, positional="rope" if positional else "none", residual=residual,
+                          norm="rmsnorm" if rmsnorm else "none", causal_mask=causal_mask)
+
+
+def _preparing(depth: int, switches: dict):
+    """The lab's work for idle time: a step that computes one block of what the reader's next change may need.
+
+    A switch flipped at depth 24 asks for 24 blocks never computed: more than a frame in Pyodide (about 0.6 ms a
+    block there, nearly all of it matrix products). So between changes the lab computes, one block per step and the
+    arrangements in turn, the blocks of the arrangements one switch away and the deeper blocks of this one (for the
+    depth slider's End key). The step returns True once all of them are computed.
+    """
+    waiting = [_config(depth, **{**switches, name: not on}) for name, on in switches.items()]
+    waiting.append(_config(MAX_DEPTH, **switches))
+
+    def step() -> bool:
+        config = waiting.pop(0)
+        if not prepare(config, SENTENCE_IDS, SWAPPED_IDS, blocks=1):
+            waiting.append(config)
+        return not waiting
+
+    return step
 
 
 def _layer_ticks(depth: int) -> list[tuple[int, str]]:
-    stride = 1 if depth <= 12 else 2 if depth <= 24 else 4
+    stride = 1 if depth <= 12 else 2
     return [(layer, str(layer)) for layer in range(0, depth + 1, stride)]

@@ -1,118 +1,193 @@
-"""One description, two renderers: the live SVG (render.js) and the static matplotlib figure (description.py) put
-every mark of every sandbox's default view in the same place, so the static-to-live hand-over does not jump."""
+"""One description, two renderers: the live SVG (render.js) and the static matplotlib figure (description.py) draw
+every part of a figure alike, in the same place and in the same style (stroke width, dash, cap, opacity, colour
+role, font size, weight, anchor), so the static-to-live hand-over does not jump and the two cannot drift apart.
+
+Both sides are read back from what each renderer made: render.js's SVG elements, grouped by the part they belong to
+(`g[data-mark]`, the legend entries, grid, ticks, ...), and the matplotlib artists description.py files under the
+same part names (`draw_parts`). Each element becomes one record: its kind (stroke, fill, dot or text), its style,
+and for marks and the legend its position.
+"""
 
 import json
 import math
-import re
-import shutil
 
+import matplotlib.colors
+import numpy as np
 import pytest
 from matplotlib.lines import Line2D
-from matplotlib.patches import Polygon, Rectangle
+from matplotlib.text import Text
 
-from build_scripts.figures.description import draw_description, plot_area
-from build_scripts.figures.theme import load_theme
+from build_scripts.browser_files import site_files
+from build_scripts.figures.description import draw_parts
+from build_scripts.figures.theme import PT, load_theme
+from explainer import figure as fig
 from explainer.figure import DEFAULT_HEIGHT
 from explainer.sandbox import registry
-from support import PROJECT_ROOT, StaticSiteServer
+from support import StaticSiteServer
 
 pytestmark = pytest.mark.browser
 
 TOLERANCE_PX = 0.6  # render.js rounds coordinates to 0.01 px; anything past half a pixel would be visible
+STYLE_TOLERANCE = 1e-3  # widths, sizes and opacities are the same numbers on both sides, up to float conversions
 
 PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,">
 <title>parity</title></head><body><div id="out"></div><script src="render.js"></script></body></html>"""
 
-# For each mark: where render.js drew it, read back from the SVG it made.
-READ_ANCHORS = """([description, height]) => {
+# What render.js drew, part by part: every element as {kind, role, style..., at: [numbers], text}.
+READ_LIVE = """([description, height]) => {
   const svg = ExplainerRender.renderFigure(description, {height});
   document.getElementById("out").replaceChildren(svg);
-  const numbers = (text) => (text.match(/-?\\d+(\\.\\d+)?/g) || []).map(Number);
-  return [...svg.querySelectorAll("g[data-mark]")].map((group) => {
-    const type = group.dataset.mark;
-    if (type === "point") {
-      const c = group.querySelector("circle");
-      return c ? [[+c.getAttribute("cx"), +c.getAttribute("cy")]] : [];
+  const numbers = (text) => (text.match(/-?\\d+(\\.\\d+)?(e-?\\d+)?/g) || []).map(Number);
+  const inherited = (element, name, fallback) => {
+    for (let node = element; node && node !== svg.parentNode; node = node.parentNode) {
+      if (node.hasAttribute && node.hasAttribute(name)) return node.getAttribute(name);
     }
-    if (type === "arrow") {
-      const head = group.querySelector("polygon");
-      return head ? [numbers(head.getAttribute("points")).slice(0, 2)] : [];
+    return fallback;
+  };
+  const role = (element) => {
+    if (element.classList.contains("explainer-legend-box")) return "background";
+    for (let node = element; node && node !== svg.parentNode; node = node.parentNode) {
+      const found = [...(node.classList || [])].find((name) => name.startsWith("explainer-color-"));
+      if (found) return found.slice("explainer-color-".length);
     }
-    if (type === "text") {
-      const t = group.querySelector("text");
-      return t ? [[+t.getAttribute("x"), +t.getAttribute("y")]] : [];
+    return null;
+  };
+  const part = (element) => {
+    const mark = element.closest("g[data-mark]");
+    if (mark) return `mark ${mark.dataset.index}`;
+    const entry = element.closest("[data-legend-entry]");
+    if (entry) return `legend ${entry.dataset.index}`;
+    if (element.classList.contains("explainer-legend-box")) return "legend box";
+    const groups = {"explainer-grid": "grid", "explainer-spines": "spines", "explainer-ticks": "ticks",
+                    "explainer-tick-labels": "tick labels", "explainer-axis-labels": "axis labels"};
+    for (const [name, label] of Object.entries(groups)) if (element.closest(`.${name}`)) return label;
+    return null;
+  };
+  const record = (element) => {
+    const tag = element.tagName;
+    const a = (name) => element.getAttribute(name);
+    if (tag === "text") {
+      return {kind: "text", text: element.textContent, size: +inherited(element, "font-size"),
+              weight: +inherited(element, "font-weight", 400), anchor: inherited(element, "text-anchor", "start"),
+              at: [+a("x"), +a("y")]};
     }
-    if (type === "bars") {
-      return [...group.querySelectorAll("rect")].map((r) => ["x", "y", "width", "height"].map((a) => +r.getAttribute(a)));
+    if (tag === "circle") return {kind: "dot", radius: +a("r"), at: [+a("cx"), +a("cy")]};
+    if (tag === "path" || tag === "line") {
+      const xy = tag === "line" ? [+a("x1"), +a("y1"), +a("x2"), +a("y2")] : numbers(a("d"));
+      const dash = inherited(element, "stroke-dasharray", null);
+      return {kind: "stroke", width: +inherited(element, "stroke-width"), dash: dash ? numbers(dash) : null,
+              cap: inherited(element, "stroke-linecap", "butt"), opacity: +inherited(element, "stroke-opacity", 1),
+              at: xy.length ? [...xy.slice(0, 2), ...xy.slice(-2)] : []};
     }
-    if (type === "line") {
-      const xy = numbers(group.querySelector("path").getAttribute("d"));
-      return xy.length ? [xy.slice(0, 2), xy.slice(-2)] : [];
-    }
-    const corners = numbers(group.querySelector("polygon")?.getAttribute("points") || "");
-    return corners.length ? [corners.slice(0, 2), [corners.length / 2]] : [];
-  });
+    const opacity = +inherited(element, "fill-opacity", 1);
+    if (tag === "rect") return {kind: "fill", opacity, at: ["x", "y", "width", "height"].map((n) => +a(n))};
+    const corners = numbers(a("points"));
+    return {kind: "fill", opacity, at: [...corners.slice(0, 2), corners.length / 2]};
+  };
+  const parts = {};
+  for (const element of svg.querySelectorAll("path, line, circle, rect, polygon, text")) {
+    if (element.closest("clipPath")) continue;
+    const name = part(element);
+    (parts[name] = parts[name] || []).push({...record(element), role: role(element)});
+  }
+  return parts;
 }"""
 
 
-def static_anchors(description: dict, height: int) -> list[list]:
-    """The same anchors, from what description.py handed to matplotlib (read back from the figure's artists)."""
-    figure = draw_description(description, load_theme("light"), height)
-    canvas = figure.axes[0]
-    plot = plot_area(description["axes"], height)
-    anchors = []
-    for mark in description["marks"]:
-        anchors.append(_expected(mark, plot))
-    # The canvas is in box pixels with y down: matplotlib's display pixels are (x, height − y) for any (x, y).
-    for x, y in [(0, 0), (123.4, 56.7), (640, height)]:
-        display = canvas.transData.transform((x, y))
-        assert math.isclose(display[0], x, abs_tol=1e-6) and math.isclose(display[1], height - y, abs_tol=1e-6)
-    drawn_points = {(round(a.get_xdata()[0], 2), round(a.get_ydata()[0], 2)) for a in canvas.lines
-                    if a.get_marker() == "o"}
-    for mark, anchor in zip(description["marks"], anchors):
-        if mark["type"] == "point" and anchor:
-            assert (round(anchor[0][0], 2), round(anchor[0][1], 2)) in drawn_points
-    bars = sorted((round(r.get_x(), 2), round(r.get_y(), 2), round(r.get_width(), 2), round(r.get_height(), 2))
-                  for r in canvas.patches if isinstance(r, Rectangle) and r.get_zorder() == 2)
-    expected_bars = sorted(tuple(round(v, 2) for v in rect) for m, a in zip(description["marks"], anchors)
-                           if m["type"] == "bars" for rect in a)
-    assert bars == expected_bars
-    heads = [p for p in canvas.patches if isinstance(p, Polygon)]
-    assert len(heads) >= sum(1 for m, a in zip(description["marks"], anchors) if m["type"] == "arrow" and a)
-    assert all(isinstance(line, Line2D) for line in canvas.lines)
-    return anchors
+def _hex(colour) -> str:
+    return matplotlib.colors.to_hex(colour).lower()
 
 
-def _expected(mark: dict, plot) -> list:
-    kind = mark["type"]
-    if kind in ("point", "text"):
-        x, y = plot.x(mark["x"]), plot.y(mark["y"])
-        return [] if x is None or y is None else [[x, y]]
-    if kind == "arrow":
-        x1, y1, x2, y2 = plot.x(mark["start"][0]), plot.y(mark["start"][1]), plot.x(mark["end"][0]), plot.y(
-            mark["end"][1])
-        return [] if None in (x1, y1, x2, y2) or math.hypot(x2 - x1, y2 - y1) < 0.5 else [[x2, y2]]
-    if kind == "bars":
-        rects = []
-        for x, h in zip(mark["x"], mark["heights"]):
-            if x is None or h is None:
-                continue
-            left, right, top = plot.x(x - mark["width"] / 2), plot.x(x + mark["width"] / 2), plot.y(h)
-            if None not in (left, right, top):
-                top = min(top, plot.bottom)
-                rects.append([min(left, right), top, abs(right - left), plot.bottom - top])
-        return rects
-    vertices = [(plot.x(x), plot.y(y)) for x, y in zip(mark["x"], mark["y"])]
-    vertices = [[x, y] for x, y in vertices if x is not None and y is not None]
-    if kind == "line":
-        return [vertices[0], vertices[-1]] if vertices else []
-    return [vertices[0], [len(vertices)]] if len(vertices) >= 3 else []
+def static_parts(description: dict, height: int, scheme: str = "light") -> dict[str, list[dict]]:
+    """The same records, from the artists description.py made for each part."""
+    theme = load_theme(scheme)
+    roles = {_hex(colour): role for role, colour in theme.colors.items()} | {_hex(theme.background): "background"}
+    _, parts = draw_parts(description, theme, height)
+    return {name: [_static_record(artist, roles) for artist in artists] for name, artists in parts.items()}
+
+
+def _static_record(artist, roles: dict) -> dict:
+    if isinstance(artist, Text):
+        anchor = {"left": "start", "center": "middle", "right": "end"}[artist.get_horizontalalignment()]
+        weight = artist.get_fontweight()
+        return {"kind": "text", "role": roles[_hex(artist.get_color())], "text": artist.get_text(),
+                "size": artist.get_fontsize() / PT, "weight": 400 if weight == "normal" else int(weight),
+                "anchor": anchor, "at": list(artist.get_position())}
+    if isinstance(artist, Line2D) and artist.get_marker() == "o":
+        return {"kind": "dot", "role": roles[_hex(artist.get_color())], "radius": artist.get_markersize() / PT / 2,
+                "at": [artist.get_xdata()[0], artist.get_ydata()[0]]}
+    if isinstance(artist, Line2D):
+        dashed = artist.get_linestyle() != "-"
+        points = [(x, y) for x, y in zip(artist.get_xdata(), artist.get_ydata()) if not (math.isnan(x) or math.isnan(y))]
+        # matplotlib keeps the dash pattern scaled by the line width, in points: back to px.
+        dash = [length / PT for length in artist._dash_pattern[1]] if dashed else None
+        return {"kind": "stroke", "role": roles[_hex(artist.get_color())], "width": artist.get_linewidth() / PT,
+                "dash": dash, "cap": artist.get_dash_capstyle() if dashed else artist.get_solid_capstyle(),
+                "opacity": 1 if artist.get_alpha() is None else artist.get_alpha(),
+                "at": [*points[0], *points[-1]] if points else []}
+    opacity = 1 if artist.get_alpha() is None else artist.get_alpha()
+    record = {"kind": "fill", "role": roles[_hex(artist.get_facecolor())], "opacity": opacity}
+    if hasattr(artist, "get_xy") and not hasattr(artist, "get_width"):  # a polygon: its first corner and count
+        corners = np.asarray(artist.get_xy())  # (n + 1, 2) when closed: the first corner again at the end
+        corners = corners[:-1] if len(corners) > 1 and np.allclose(corners[0], corners[-1]) else corners
+        return record | {"at": [*corners[0], len(corners)]}
+    return record | {"at": [artist.get_x(), artist.get_y(), artist.get_width(), artist.get_height()]}
+
+
+def _same(name: str, index: int, live: dict, static: dict, positions: bool) -> None:
+    where = f"{name}, element {index}: live {live} vs static {static}"
+    for key in ("kind", "role", "text", "anchor", "weight", "cap"):
+        assert live.get(key) == static.get(key), f"{key} differs in {where}"
+    for key in ("width", "size", "radius", "opacity"):
+        if key in live or key in static:
+            assert math.isclose(live[key], static[key], abs_tol=STYLE_TOLERANCE), f"{key} differs in {where}"
+    if "dash" in live:
+        assert (live["dash"] is None) == (static["dash"] is None), f"dash differs in {where}"
+        if live["dash"] is not None:
+            assert np.allclose(live["dash"], static["dash"], atol=STYLE_TOLERANCE), f"dash differs in {where}"
+    if positions:
+        assert len(live["at"]) == len(static["at"]), f"geometry differs in {where}"
+        assert all(math.isclose(a, b, abs_tol=TOLERANCE_PX) for a, b in zip(live["at"], static["at"])), (
+            f"position differs in {where}")
+
+
+def assert_parity(page, description: dict, height: int = DEFAULT_HEIGHT) -> None:
+    """Every part drawn by both renderers, element by element, in the same style (and, for marks and the legend,
+    the same place)."""
+    live = page.evaluate(READ_LIVE, [json.loads(json.dumps(description)), height])
+    static = static_parts(description, height)
+    assert sorted(live, key=str) == sorted(static, key=str), "the renderers drew different parts"
+    for name, elements in static.items():
+        assert len(live[name]) == len(elements), f"{name}: {live[name]} vs {elements}"
+        positions = name.startswith(("mark", "legend"))  # axis text baselines are placed each renderer's own way
+        for index, (drawn, expected) in enumerate(zip(live[name], elements)):
+            _same(name, index, drawn, expected, positions)
+
+
+# Every mark type and option at once, with a title, axis labels, a labelled legend of every kind, and nulls.
+EVERY_MARK = fig.figure(
+    axes=fig.axes(xlim=(0, 10), ylim=(0, 10), xlabel="x label", ylabel="y label", title="Every mark"),
+    marks=[
+        fig.heatmap([1, 2, 3], [1, 2], [[0.1, 0.5, 0.9], [float("nan"), 0.3, 1.2]], color="good", vmin=0, vmax=1,
+                    label="heat map"),
+        fig.region([1, 4, 4, 1], [6, 6, 9, 9], color="accent", opacity=0.12, label="faint region"),
+        fig.region([5, 6, 6], [1, 1, 2], color="warn", opacity=0.6, label="dense region"),
+        fig.line([0, 5, 10], [0, 5, 0], color="primary", dash=True, width=1.5, label="dashed line"),
+        fig.line([0, 2, float("nan"), 4, 6], [9, 8, 7, 6, 5], color="ink", width=3),
+        fig.arrow((2, 2), (6, 2), color="secondary", width=4, label="right"),
+        fig.arrow((6, 3), (6, 7), color="muted", label="up"),
+        fig.arrow((6, 7), (2, 8), color="bad", label="left"),
+        fig.point(7, 7, color="good", size=6, label="p"),
+        fig.bars([8, 9], [3, 4], width=0.5, color="warn", label="bars"),
+        fig.text(5, 9.5, "text", color="bad", anchor="middle", size=15),
+    ],
+)
 
 
 @pytest.fixture(scope="module")
 def parity_server(tmp_path_factory):
     root = tmp_path_factory.mktemp("parity")
-    shutil.copy2(PROJECT_ROOT / "build_scripts/browser/render.js", root / "render.js")
+    (root / "render.js").write_text(site_files()["render.js"], encoding="utf-8")
     (root / "index.html").write_text(PAGE, encoding="utf-8")
     server = StaticSiteServer(root)
     yield server
@@ -124,17 +199,31 @@ def site_url(parity_server):
     return parity_server.url
 
 
-@pytest.mark.parametrize("name", sorted(registry()))
-def test_static_and_live_renderers_place_every_mark_of_the_default_view_alike(browser, site_url, name):
-    description = registry()[name].render()
+@pytest.fixture
+def page(browser, site_url):
     browser.page.goto(site_url)
-    live = browser.page.evaluate(READ_ANCHORS, [json.loads(json.dumps(description)), DEFAULT_HEIGHT])
-    static = static_anchors(description, DEFAULT_HEIGHT)
-    assert len(live) == len(static) == len(description["marks"])
-    for index, (mark, drawn, expected) in enumerate(zip(description["marks"], live, static)):
-        assert len(drawn) == len(expected), f"{name} mark {index} ({mark['type']}): {drawn} vs {expected}"
-        for got, want in zip(drawn, expected):
-            assert all(math.isclose(g, w, abs_tol=TOLERANCE_PX) for g, w in zip(got, want)), (
-                f"{name} mark {index} ({mark['type']}): live {got} vs static {want}")
-    assert re.search(r"<svg", browser.page.inner_html("#out"))
+    return browser.page
+
+
+@pytest.mark.parametrize("name", sorted(registry()))
+def test_both_renderers_draw_every_part_of_a_sandbox_default_view_alike(browser, page, name):
+    assert_parity(page, registry()[name].render())
+    browser.assert_clean()
+
+
+@pytest.mark.parametrize("height", [DEFAULT_HEIGHT, 240])
+def test_both_renderers_draw_every_mark_type_and_legend_swatch_alike(browser, page, height):
+    assert_parity(page, EVERY_MARK, height)
+    browser.assert_clean()
+
+
+def test_the_check_catches_a_style_drift(browser, page):
+    # The drift this test exists for: a legend swatch drawn at another opacity in one renderer than in the other.
+    live = page.evaluate(READ_LIVE, [json.loads(json.dumps(EVERY_MARK)), DEFAULT_HEIGHT])
+    static = static_parts(EVERY_MARK, DEFAULT_HEIGHT)
+    [swatch] = [e for e in static["legend 1"] if e["kind"] == "fill"]
+    assert swatch["opacity"] == fig.STYLE["legend"]["min_fill_opacity"], "a faint region's swatch is raised"
+    drifted = dict(swatch, opacity=swatch["opacity"] + 0.05)
+    with pytest.raises(AssertionError, match="opacity differs"):
+        _same("legend 1", 0, live["legend 1"][0], drifted, positions=True)
     browser.assert_clean()

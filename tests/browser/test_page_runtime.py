@@ -2,29 +2,29 @@
 updates, latest-wins, inline errors, failure and retry, and Material's instant navigation.
 
 No Pyodide here: each test serves a temporary folder holding the real sandbox.js, render.js, protocol.js and
-sandbox.css, a runtime.json, generated pages with containers written to the HTML contract of
-build_scripts/browser/README.md, and a FAKE worker.js. The fake speaks protocol.js's messages, answers renders with a
-figure description built in Python, reads how to behave (stage delays, failures, slowness) from fake-config.json at
-every message, and reports every message it receives on a BroadcastChannel the page collects as `window.fakeLog`.
+sandbox.css (as the build writes them), a runtime.json, generated pages with containers written to the HTML contract
+of build_scripts/browser/README.md, and a FAKE worker.js. The fake speaks protocol.js's messages, answers renders with
+views (figure, label, readouts' HTML) that explainer.sandbox made in Python for each angle, reads how to behave
+(stage delays, failures, slowness) from fake-config.json at every message, and reports every message it receives on
+a BroadcastChannel the page collects as `window.fakeLog`.
 """
 
 import json
 import re
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from explainer import figure as fig
 from build_scripts._files import write_atomic
+from build_scripts.browser_files import site_files
 from build_scripts.markdown.sandbox import Placement, sandbox_html
-from explainer.sandbox import Choice, FloatParam, IntParam, Sandbox, Toggle
-from support import PROJECT_ROOT, StaticSiteServer
+from explainer import figure as fig
+from explainer.sandbox import Choice, FloatParam, IntParam, Sandbox, Toggle, registry
+from support import StaticSiteServer
 
 pytestmark = pytest.mark.browser
 
-BROWSER_DIR = PROJECT_ROOT / "build_scripts" / "browser"
 ASSETS = "assets/explainer"
 TIMEOUT = 10_000  # ms Playwright waits for anything the fake makes happen in well under a second
 
@@ -38,19 +38,22 @@ MODE = Choice("mode", "mode", (("demo", "demo"), ("full", "full")), "demo")  # h
 PARAMS = (ANGLE, SCALE, LAYERS, POSITIONAL, FUNCTION, SEED, MODE)
 VALUES = {"u_angle": 53, "scale": 1.0, "layers": 6, "positional": True, "f": "sin", "seed": 7, "mode": "demo"}
 
-# What the fake answers; it moves the point to x = u_angle and writes the angle into the readout.
-FIGURE = fig.figure(
-    axes=fig.axes(xlim=(0, 180), ylim=(0, 1), xlabel="angle", title="Projection"),
-    marks=[fig.point(53, 0.5, label="u"), fig.line([0, 180], [0, 1], label="diagonal")],
-    readouts=[fig.readout("angle of u", 53, unit="°", digits=0)],
-    status=fig.status("HEALTHY", "good", "the shadow is shorter than u"),
-)
+
+
+def figure_at(u_angle: float, **_) -> dict:
+    """What the fake's sandbox draws: the point at x = u_angle, the angle in the readout."""
+    return fig.figure(
+        axes=fig.axes(xlim=(0, 180), ylim=(0, 1), xlabel="angle", title="Projection"),
+        marks=[fig.point(u_angle, 0.5, label="u"), fig.line([0, 180], [0, 1], label="diagonal")],
+        readouts=[fig.readout("angle of u", u_angle, unit="°", digits=0)],
+        status=fig.status("HEALTHY", "good", "the shadow is shorter than u"),
+    )
 
 FAKE_WORKER = """\
 "use strict";
 importScripts("protocol.js");
 const P = self.ExplainerProtocol;
-const FIGURE = %(figure)s;
+const VIEWS = %(views)s;  // explainer.sandbox's view (figure, label, readouts_html) for every whole angle
 const instance = Math.random().toString(36).slice(2);
 const log = new BroadcastChannel("fake-worker-log");
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -67,10 +70,10 @@ async function boot(id, fake) {
                                   message: `loading ${P.STAGE_LABELS[stage]} failed: HTTP 404 (fake)`}));
       return;
     }
-    postMessage(P.progress(id, stage, "start", index / 3));
+    postMessage(P.stageProgress(id, stage, "start", index / 3));
     if (fake.boot_hang) return;
     await sleep(fake.stage_ms);
-    postMessage(P.progress(id, stage, "done", (index + 1) / 3));
+    postMessage(P.stageProgress(id, stage, "done", (index + 1) / 3));
   }
   postMessage(P.success(id, {booted: true}));
 }
@@ -92,12 +95,15 @@ async function render(id, {params}, fake) {
     postMessage(P.failure(id, {kind: "exception", message: "ValueError: fake failure",
                                 detail: "Traceback (most recent call last):\\n  File \\"fake.py\\"\\nValueError: fake failure"}));
   } else {
-    const figure = structuredClone(FIGURE);
-    figure.marks[0].x = angle;
-    figure.readouts[0] = {label: "angle of u", value: angle, text: `${angle}°`};
-    postMessage(P.success(id, figure));
+    postMessage(P.success(id, VIEWS[angle]));
   }
 }
+
+// Like the real worker: hold a lock named after this worker for its whole life, then say it is ready.
+navigator.locks.request(self.name, () => {
+  postMessage({event: "ready", lock: self.name});
+  return new Promise(() => {});
+});
 
 self.onmessage = async ({data}) => {
   const {id, op, args} = data;
@@ -159,7 +165,8 @@ FAKE_DOCUMENT_SUBJECT = """
 # ---- the served folder -------------------------------------------------------------------------------------------
 
 
-SANDBOX = Sandbox("projection_shadow", "Projection", "The shadow of v on u.", PARAMS, function=lambda **_: FIGURE)
+SANDBOX = Sandbox("projection_shadow", "Projection", "The shadow of v on u.", PARAMS, function=figure_at)
+VIEWS = {angle: SANDBOX.view({"u_angle": angle}) for angle in range(181)}
 
 
 def container_html(number: int = 1, height: int = 300, fixed_input_value: int = 3) -> str:
@@ -216,9 +223,10 @@ class Site:
 def site(tmp_path):
     root = tmp_path / "site"
     (root / ASSETS).mkdir(parents=True)
+    served = site_files()
     for name in ("runtime.js", "sandbox.js", "render.js", "protocol.js", "sandbox.css"):
-        shutil.copy2(BROWSER_DIR / name, root / ASSETS / name)
-    (root / ASSETS / "worker.js").write_text(FAKE_WORKER % {"figure": json.dumps(FIGURE)}, encoding="utf-8")
+        (root / ASSETS / name).write_text(served[name], encoding="utf-8")
+    (root / ASSETS / "worker.js").write_text(FAKE_WORKER % {"views": json.dumps(VIEWS)}, encoding="utf-8")
     server = StaticSiteServer(root)
     served = Site(root, server.url)
     served.manifest()
@@ -457,6 +465,57 @@ def test_a_python_error_shows_inline_keeps_the_last_figure_and_the_next_good_ren
     browser.assert_clean()
 
 
+def opacity(page, selector: str) -> float:
+    return float(page.evaluate("(s) => getComputedStyle(document.querySelector(s)).opacity", selector))
+
+
+def test_a_failed_change_marks_the_figure_and_readouts_stale_until_the_next_good_render(browser, site):
+    page = browser.page
+    site.fake(error_at=100)
+    go_live(page, site.page("one.html", container_html()))
+    figure, status = page.locator(FIRST), page.locator(f"{FIRST} .sandbox__status")
+    assert figure.get_attribute("data-stale") is None and opacity(page, f"{FIRST} .sandbox__figure") == 1
+
+    set_slider(page, f"{FIRST}-u_angle", 120)
+    wait_state(page, FIRST, "error")
+    assert figure.get_attribute("data-stale") == "true"
+    said = status.inner_text()
+    assert "last change failed" in said and "values before it" in said and "Live" not in said, said
+    for part in (".sandbox__figure", ".sandbox__readouts"):
+        assert opacity(page, f"{FIRST} {part}") < 0.5, f"{part} must look out of date"
+    assert point_x(page) == 53 and figure.locator(".sandbox__readout dd").inner_text() == "53°", (
+        "the figure and readouts on show are still the last good ones")
+    assert page.locator(f"{FIRST}-u_angle").input_value() == "120", "the reader's value is kept"
+
+    set_slider(page, f"{FIRST}-u_angle", 30)
+    wait_state(page, FIRST, "live")
+    assert figure.get_attribute("data-stale") is None and "Live" in status.inner_text()
+    assert opacity(page, f"{FIRST} .sandbox__figure") == 1 and opacity(page, f"{FIRST} .sandbox__readouts") == 1
+    assert point_x(page) == 30 and figure.locator(".sandbox__readout dd").inner_text() == "30°"
+    browser.assert_clean()
+
+
+def test_starting_values_that_fail_leave_the_static_figure_current_and_a_change_that_fails_makes_it_stale(
+        browser, site):
+    page = browser.page
+    site.fake(error_at=50)  # the starting value, 53, already fails
+    page.goto(site.page("one.html", container_html()))
+    wait_state(page, FIRST, "error")
+    figure = page.locator(FIRST)
+    assert figure.get_attribute("data-stale") is None, "the static figure shows exactly the values that failed"
+    assert "static figure stays" in figure.locator(".sandbox__status").inner_text()
+
+    set_slider(page, f"{FIRST}-u_angle", 120)
+    page.wait_for_function(f"() => document.querySelector('{FIRST}').dataset.stale === 'true'", timeout=TIMEOUT)
+    assert "last change failed" in figure.locator(".sandbox__status").inner_text()
+    assert opacity(page, f"{FIRST} .sandbox__figure") < 0.5 and figure.locator(".sandbox__static").is_visible()
+
+    set_slider(page, f"{FIRST}-u_angle", 20)
+    wait_state(page, FIRST, "live")
+    assert figure.get_attribute("data-stale") is None and point_x(page) == 20
+    browser.assert_clean()
+
+
 def test_a_failed_boot_keeps_the_static_figure_says_what_failed_and_retry_starts_a_fresh_worker(browser, site):
     page = browser.page
     site.fake(boot_fail="numpy")
@@ -488,7 +547,7 @@ def test_a_boot_past_the_manifest_timeout_stops_the_worker_and_retry_recovers(br
     wait_state(page, FIRST, "loading")
     wait_state(page, FIRST, "error")
     status = page.locator(f"{FIRST} .sandbox__status").inner_text()
-    assert "took longer than 1 s" in status, status
+    assert "took longer than 0.8 s" in status, status
     wait_until(lambda: page.workers == [], page, "a timed-out worker is terminated")
 
     site.fake()
@@ -507,6 +566,54 @@ def test_a_missing_manifest_is_reported_and_no_worker_starts(browser, site):
     assert "manifest" in status and "404" in status, status
     assert page.workers == []
     assert all("404" in error for error in browser.console_errors), browser.console_errors
+
+
+# ---- the words on the page ---------------------------------------------------------------------------------------------
+
+
+def test_the_live_figure_shows_the_label_and_readouts_python_made_for_its_values(browser, site):
+    page = browser.page
+    go_live(page, site.page("one.html", container_html()))
+    set_slider(page, f"{FIRST}-u_angle", 77)
+    page.wait_for_function(f"() => document.querySelector('{FIRST} g[data-mark=point]').dataset.x === '77'",
+                           timeout=TIMEOUT)
+    view = VIEWS[77]
+    assert page.locator(f"{FIRST} .sandbox__live svg").get_attribute("aria-label") == view["label"]
+    shown = page.evaluate(f"() => document.querySelector('{FIRST} .sandbox__readouts').innerHTML")
+    parsed = page.evaluate("(html) => { const t = document.createElement('template'); t.innerHTML = html;"
+                           " return t.innerHTML; }", view["readouts_html"])
+    assert shown == parsed and "77°" in shown
+    browser.assert_clean()
+
+
+def test_every_slider_shows_each_of_its_values_as_python_formats_it(browser, site):
+    # One rule, two places it runs: explainer.sandbox.format_value writes the built page, sandbox.js applies the
+    # control's "format" on every input. Every value on every declared slider's grid must come out the same.
+    sandboxes = registry()
+    body = "".join(sandbox_html(Placement(box, box.defaults(), frozenset(), frozenset(), "", "", 360),
+                                f"sandbox-{name}-1") for name, box in sandboxes.items())
+    page = browser.page
+    page.goto(site.page("all.html", body))
+    shown = page.evaluate("""() => [...document.querySelectorAll(
+        '.sandbox__control[data-kind=float], .sandbox__control[data-kind=int]')].map((control) => {
+      const [input, output] = [control.querySelector("input"), control.querySelector("output")];
+      const [min, max, step] = [Number(input.min), Number(input.max), Number(input.step)];
+      const pairs = [];
+      for (let k = 0; min + k * step <= max + step / 2; k += 1) {
+        input.value = String(min + k * step);
+        input.dispatchEvent(new Event("input", {bubbles: true}));
+        pairs.push([input.valueAsNumber, output.textContent]);
+      }
+      return [control.closest("figure").dataset.sandbox, control.dataset.param, pairs];
+    })""")
+    sliders = {(name, p.name) for name, box in sandboxes.items() for p in box.params if p.kind in ("float", "int")}
+    assert {(name, param) for name, param, _ in shown} == sliders
+    for name, param_name, pairs in shown:
+        param = sandboxes[name].param(param_name)
+        assert len(pairs) == round((param.max - param.min) / param.step) + 1, f"{name}.{param_name}"
+        wrong = [(value, text, param.format(value)) for value, text in pairs if text != param.format(value)]
+        assert not wrong, f"{name}.{param_name}: page vs Python {wrong[:5]}"
+    assert sum(len(pairs) for _, _, pairs in shown) > 20_000
 
 
 # ---- one worker per visit ---------------------------------------------------------------------------------------------
@@ -540,4 +647,97 @@ def test_two_sandboxes_share_one_worker_and_instant_navigation_mounts_the_new_pa
     page.locator(f"{third}-u_angle").press("Home")
     page.wait_for_function(f"() => document.querySelector('{third} g[data-mark=point]').dataset.x === '0'",
                            timeout=TIMEOUT)
+    browser.assert_clean()
+
+
+# ---- faults the runtime survives --------------------------------------------------------------------------------------
+
+SECOND = "#sandbox-projection_shadow-2"
+
+
+def boot_instances(page) -> list[str]:
+    return [entry["instance"] for entry in fake_log(page, "boot")]
+
+
+def hold_a_render(page, site, selector: str, angle: int) -> None:
+    """Move a slider and keep the render it sends in flight (the fake holds it until told otherwise)."""
+    site.fake(hold_renders=True)
+    set_slider(page, f"{selector}-u_angle", angle)
+    page.wait_for_function("(a) => window.fakeLog.some((e) => e.op === 'render' && e.args.params.u_angle === a)",
+                           arg=angle, timeout=TIMEOUT)
+
+
+def test_a_worker_that_dies_mid_render_is_reported_and_a_fresh_one_takes_over_without_a_reload(browser, site):
+    page = browser.page
+    go_live(page, site.page("crash.html", container_html(1) + container_html(2)))
+    wait_state(page, SECOND, "live")
+    page.evaluate("window.__sameDocument = true")
+    hold_a_render(page, site, FIRST, 90)
+
+    page.workers[0].evaluate("self.close()")  # the worker ends mid-render, as a crash or an out-of-memory kill would
+    wait_state(page, FIRST, "error")
+    status = page.locator(f"{FIRST} .sandbox__status").inner_text()
+    assert "stopped unexpectedly" in status and "Change a control" in status, status
+    assert point_x(page) == 53, "the last good figure stays"
+    assert page.get_by_role("button", name="Retry").first.is_visible()
+
+    site.fake()
+    # The other sandbox had nothing in flight: it draws its current values again on a fresh worker, by itself.
+    wait_renders(page, SECOND, 2)
+    assert page.locator(SECOND).get_attribute("data-state") == "live"
+    assert len(set(boot_instances(page))) == 2, "a fresh worker was booted"
+    # The sandbox whose render was in flight waits for the reader; the next change draws it.
+    assert page.locator(FIRST).get_attribute("data-state") == "error"
+    set_slider(page, f"{FIRST}-u_angle", 100)
+    page.wait_for_function(f"() => document.querySelector('{FIRST} g[data-mark=point]').dataset.x === '100'",
+                           timeout=TIMEOUT)
+    wait_state(page, FIRST, "live")
+    assert page.evaluate("window.__sameDocument") is True, "no page reload"
+    wait_until(lambda: len(page.workers) == 1, page, "exactly one worker remains")
+    browser.assert_clean()
+
+
+def test_a_render_past_its_time_limit_stops_the_worker_and_only_that_sandbox_waits_for_the_reader(browser, site):
+    page = browser.page
+    site.manifest(timeout_ms=1500)
+    go_live(page, site.page("slow.html", container_html(1) + container_html(2)))
+    wait_state(page, SECOND, "live")
+    hold_a_render(page, site, FIRST, 90)
+    wait_state(page, FIRST, "error")
+    status = page.locator(f"{FIRST} .sandbox__status").inner_text()
+    assert "took longer than 1.5 s" in status, status
+
+    site.fake()
+    wait_renders(page, SECOND, 2)
+    assert len(set(boot_instances(page))) == 2
+    page.get_by_role("button", name="Retry").first.click()  # Retry is an interaction too
+    page.wait_for_function(f"() => document.querySelector('{FIRST} g[data-mark=point]').dataset.x === '90'",
+                           timeout=TIMEOUT)
+    wait_state(page, FIRST, "live")
+    browser.assert_clean()
+
+
+@pytest.mark.parametrize(("manifest", "sentence"), [
+    ('{"pyodide": {"version": "0.27.7", "index', "not valid JSON (the file may be cut short)"),
+    ("[1, 2, 3]", "not a JSON object"),
+    ('{"pyodide": {"version": "0.27.7"}, "packages": [], "wheel": {}}', "has no pyodide.indexURL"),
+], ids=["truncated", "not-an-object", "missing-field"])
+def test_a_broken_manifest_is_one_sentence_and_retry_fetches_it_once_per_press(browser, site, manifest, sentence):
+    page = browser.page
+    requests = record_requests(page)
+    write_atomic(site.assets / "runtime.json", manifest)
+    page.goto(site.page("one.html", container_html()))
+    wait_state(page, FIRST, "error")
+    status = page.locator(f"{FIRST} .sandbox__status").inner_text()
+    assert status.startswith("The live version could not start: the runtime manifest ") and sentence in status, status
+    assert page.workers == [] and page.locator(f"{FIRST} .sandbox__static").is_visible()
+
+    page.get_by_role("button", name="Retry").click()  # still broken: one more fetch, the same sentence, no loop
+    page.wait_for_function("() => performance.getEntriesByType('resource')"
+                           ".filter((e) => e.name.endsWith('/runtime.json')).length === 2", timeout=TIMEOUT)
+    wait_state(page, FIRST, "error")
+    site.manifest()
+    page.get_by_role("button", name="Retry").click()
+    wait_state(page, FIRST, "live")
+    assert len([url for url in requests if url.endswith("/runtime.json")]) == 3
     browser.assert_clean()

@@ -1,9 +1,9 @@
 """The SVG renderer (build_scripts/browser/render.js) draws figure descriptions where figure.py's layout rule says.
 
-Descriptions are built with explainer.figure's own helpers, rendered by render.js in a tiny page served from a
-temporary folder, and every expected pixel position comes from the static renderer's own layout
-(build_scripts/figures/description.py plot_area, built on figure.py's FIGURE_WIDTH and MARGINS), so a drift between
-the two renderers fails a test.
+Descriptions are built with explainer.figure's own helpers, rendered by render.js (as the build writes it, style
+included) in a tiny page served from a temporary folder, and every expected pixel position comes from the static
+renderer's own layout (build_scripts/figures/description.py plot_area, built on figure.py's FIGURE_WIDTH and
+MARGINS), so a drift between the two renderers fails a test.
 """
 
 import json
@@ -12,6 +12,7 @@ import shutil
 
 import pytest
 
+from build_scripts.browser_files import site_files
 from build_scripts.figures.description import plot_area  # the layout rule as the static renderer applies it
 from explainer import figure as fig
 from support import PROJECT_ROOT, StaticSiteServer
@@ -36,8 +37,9 @@ PAGE = """<!doctype html>
 def renderer_server(tmp_path):
     root = tmp_path / "site"
     root.mkdir()
+    served = site_files()
     for name in ("render.js", "sandbox.css"):
-        shutil.copy2(BROWSER_DIR / name, root / name)
+        (root / name).write_text(served[name], encoding="utf-8")
     (root / "index.html").write_text(PAGE, encoding="utf-8")
     server = StaticSiteServer(root)
     yield server
@@ -94,11 +96,22 @@ def path_points(d: str) -> list[list[tuple[float, float]]]:
 
 def test_the_renderer_uses_figure_py_drawing_box_and_colour_roles(page, browser):
     constants = page.evaluate(
-        "() => { const {FIGURE_WIDTH, DEFAULT_HEIGHT, MARGINS, COLOR_ROLES} = ExplainerRender;"
-        " return {FIGURE_WIDTH, DEFAULT_HEIGHT, MARGINS, COLOR_ROLES}; }")
-    assert constants == {"FIGURE_WIDTH": fig.FIGURE_WIDTH, "DEFAULT_HEIGHT": fig.DEFAULT_HEIGHT,
+        "() => { const {STYLE, FIGURE_WIDTH, DEFAULT_HEIGHT, MARGINS, COLOR_ROLES} = ExplainerRender;"
+        " return {STYLE, FIGURE_WIDTH, DEFAULT_HEIGHT, MARGINS, COLOR_ROLES}; }")
+    assert constants == {"STYLE": fig.STYLE, "FIGURE_WIDTH": fig.FIGURE_WIDTH, "DEFAULT_HEIGHT": fig.DEFAULT_HEIGHT,
                          "MARGINS": fig.MARGINS, "COLOR_ROLES": list(fig.COLOR_ROLES)}
     browser.assert_clean()
+
+
+def test_the_source_render_js_refuses_to_run_without_its_style(browser, renderer_server):
+    # Only the built copy carries the style; the source, served by mistake, says so instead of drawing wrongly.
+    (renderer_server.root / "raw.js").write_text((BROWSER_DIR / "render.js").read_text(encoding="utf-8"))
+    page = browser.page
+    page.goto(renderer_server.url + "index.html")
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.add_script_tag(url="raw.js")
+    assert any("render.js has no figure style" in error for error in errors), errors
 
 
 @pytest.mark.parametrize("height", [fig.DEFAULT_HEIGHT, 300])
@@ -208,6 +221,28 @@ def test_every_mark_type_is_drawn_with_its_colour_role(page, browser):
     label = attributes(page, "#out g[data-mark=text] text")[0]
     assert label["text"] == "hello" and label["text-anchor"] == "middle" and label["dominant-baseline"] == "middle"
     assert close(label["x"], to_x(5)) and close(label["y"], to_y(9)) and label["font-size"] == "15"
+    browser.assert_clean()
+
+
+def test_a_heatmap_is_a_grid_of_cells_whose_fill_opacity_is_the_value(page, browser):
+    nan = float("nan")
+    axes = fig.axes(xlim=(0, 4), ylim=(-1, 2))
+    cells = fig.heatmap([1, 2, 3], [0, 1], [[0.0, 0.5, 1.0], [nan, 0.25, 2.0]], color="accent", vmin=0, vmax=1,
+                        label="cosine, full = 1")
+    draw(page, fig.figure(axes=axes, marks=[cells]))
+    [group] = attributes(page, "#out g[data-mark=heatmap]")
+    assert group["class"] == "explainer-color-accent"
+    rects = attributes(page, "#out g[data-mark=heatmap] rect")
+    assert [(r["data-row"], r["data-column"]) for r in rects] == [("0", "0"), ("0", "1"), ("0", "2"), ("1", "1"),
+                                                                  ("1", "2")], "the empty cell is not drawn"
+    assert [float(r["fill-opacity"]) for r in rects] == [0, 0.5, 1, 0.25, 1]
+    plot = plot_area(axes, fig.DEFAULT_HEIGHT)
+    corner = rects[4]  # row 1 (y from 0.5 to 1.5), column 2 (x from 2.5 to 3.5)
+    assert close(corner["x"], plot.x(2.5)) and close(float(corner["x"]) + float(corner["width"]), plot.x(3.5))
+    assert close(corner["y"], plot.y(1.5)) and close(float(corner["y"]) + float(corner["height"]), plot.y(0.5))
+    assert corner["data-value"] == "2", "the value itself stays readable on the cell"
+    ramp = attributes(page, "#out [data-legend-entry] rect")
+    assert [float(r["fill-opacity"]) for r in ramp] == fig.STYLE["legend"]["heatmap_ramp"]
     browser.assert_clean()
 
 

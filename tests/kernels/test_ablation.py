@@ -1,21 +1,32 @@
-"""The ablation lab's model: its claims hold for real, at depths 1, 8 and 24, and bad input is named."""
+"""The ablation lab's model: its claims hold for real, at depths 1, 8 and 24, its gradient is the loss's derivative,
+its cosine matrices show collapse, its cache of layers changes no number, and bad input is named."""
 
+import contextlib
 import dataclasses
 import math
 
 import numpy as np
 import pytest
 
-from explainer import layernorm, rmsnorm
+from explainer import ablation, layernorm, layers, rmsnorm
 from explainer.ablation import (
     EXPLODING_GROWTH,
     VANISHING_TOKEN_SIGNAL,
     AblationConfig,
+    cosine_similarities,
+    gradient_norms,
+    init_weights,
+    loss_gradients,
+    next_word_loss,
     normalise,
+    prepare,
     run_ablation,
     tokenize,
 )
+from kernels.gradcheck import gradcheck
 
+PER_LAYER = ("residual_rms", "token_signal", "update_ratio", "logit_std", "logit_max", "attention_entropy",
+             "cosine_similarity")
 SENTENCE = tokenize("the hungry cat chases the small grey dog")
 SWAPPED = tokenize("the small grey dog chases the hungry cat")
 
@@ -72,20 +83,24 @@ def test_no_norm_deep_explodes_and_the_growth_compounds():
     assert run(1, norm="none").status == "HEALTHY"
 
 
-def test_overflow_is_reported_as_nan_status_never_raised():
-    # Scaling the embeddings far up makes the no-norm model overflow within a few layers.
-    config = AblationConfig(depth=24, norm="none")
-    from explainer import ablation
-
-    weights = ablation.init_weights(config)
-    huge = dataclasses.replace(weights, embeddings=weights.embeddings * 1e150)
-    ablation._WEIGHTS_CACHE[(config.seed, config.width)] = huge
+@contextlib.contextmanager
+def overflowing(config):
+    """`config`'s model with its embeddings scaled far up: without a norm it overflows within a few layers."""
+    weights = init_weights(config)
+    ablation._WEIGHTS_CACHE[(config.seed, config.width)] = dataclasses.replace(weights,
+                                                                                embeddings=weights.embeddings * 1e150)
     ablation.clear_cache()  # computed layers belong to the real weights
     try:
-        result = run_ablation(config, SENTENCE, SWAPPED)
+        yield
     finally:
         ablation._WEIGHTS_CACHE[(config.seed, config.width)] = weights
         ablation.clear_cache()
+
+
+def test_overflow_is_reported_as_nan_status_never_raised():
+    config = AblationConfig(depth=24, norm="none")
+    with overflowing(config):
+        result = run_ablation(config, SENTENCE, SWAPPED)
     assert result.status == "NAN" and result.first_nonfinite_layer is not None
     assert f"layer {result.first_nonfinite_layer}" in result.reason
     assert math.isnan(result.residual_rms[-1]) and math.isnan(result.word_order_sensitivity)
@@ -143,8 +158,6 @@ def test_bad_tokens_are_named():
 
 def test_a_shallower_run_after_a_deeper_one_gives_exactly_what_a_fresh_run_gives():
     # The lab keeps computed layers (depth d is the first d blocks of 24): reuse must not change a single number.
-    from explainer import ablation
-
     for switches in ({}, {"norm": "none"}, {"residual": False, "positional": "none"}):
         ablation.clear_cache()
         fresh = {depth: run(depth, **switches) for depth in (3, 11)}
@@ -152,6 +165,173 @@ def test_a_shallower_run_after_a_deeper_one_gives_exactly_what_a_fresh_run_gives
         run(24, **switches)
         for depth in (11, 3):
             again = run(depth, **switches)
-            assert again.residual_rms == fresh[depth].residual_rms and again.logit_max == fresh[depth].logit_max
+            for name in PER_LAYER:  # nan where the other has nan, every other number equal to the last bit
+                np.testing.assert_array_equal(getattr(again, name), getattr(fresh[depth], name), err_msg=name)
             assert again.word_order_sensitivity == fresh[depth].word_order_sensitivity
             assert (again.status, again.reason) == (fresh[depth].status, fresh[depth].reason)
+
+
+# ---- the gradient view ------------------------------------------------------------------------------------------
+
+
+def loss_from_layer(config, layer, tokens=SENTENCE):
+    """The lab's loss as a function of the first sentence's stream at `layer`: the remaining blocks, then the loss."""
+    weights = init_weights(config)
+
+    def loss(h):
+        for block in range(layer, config.depth):
+            h = layers.block(h, *(getattr(weights, name)[block] for name in layers.BLOCK_WEIGHTS), config)[0]
+        return next_word_loss(h, weights, tokens, config)[0]
+
+    return loss
+
+
+def stream_at(config, layer, tokens=SENTENCE):
+    """The first sentence's stream (1, T, d) after `layer` blocks, computed here without the lab's cache."""
+    weights = init_weights(config)
+    h = layers.embed(weights.embeddings, tokens[None], config)
+    for block in range(layer):
+        h = layers.block(h, *(getattr(weights, name)[block] for name in layers.BLOCK_WEIGHTS), config)[0]
+    return h
+
+
+GRADIENT_SWITCHES = [{}, {"residual": False}, {"norm": "none"}, {"positional": "sinusoidal", "causal_mask": False},
+                     {"placement": "post", "norm": "layernorm"}]
+
+
+@pytest.mark.parametrize("switches", GRADIENT_SWITCHES,
+                         ids=lambda s: ",".join(f"{k}={v}" for k, v in s.items()) or "full")
+def test_the_gradient_at_every_layer_is_the_losss_derivative(switches, rng):
+    config = AblationConfig(depth=3, width=16, heads=2, **switches)
+    loss, gradients = loss_gradients(config, SENTENCE, SWAPPED)
+    assert loss == pytest.approx(loss_from_layer(config, config.depth)(stream_at(config, config.depth)), rel=1e-12)
+    for layer in range(config.depth + 1):
+        gradcheck(loss_from_layer(config, layer), lambda h, g=gradients[layer]: g, stream_at(config, layer), rng=rng,
+                  name=f"d loss / d h_{layer} {switches}")
+
+
+def test_the_checker_rejects_a_gradient_that_skips_the_identity(rng):
+    # Backpropagating as if the residual were off drops the I of I + J_F·J_N: central differences must notice.
+    config = AblationConfig(depth=2, width=16, heads=2)
+    wrong = loss_gradients(dataclasses.replace(config, residual=False), SENTENCE, SWAPPED)[1][0]
+    with pytest.raises(AssertionError, match=r"gradcheck\(d loss / d h_0\)"):
+        gradcheck(loss_from_layer(config, 0), lambda h: wrong, stream_at(config, 0), rng=rng, name="d loss / d h_0")
+
+
+def test_gradient_norms_are_the_norms_of_the_gradients_and_cached_per_depth():
+    config = AblationConfig(depth=8)
+    report = gradient_norms(config, SENTENCE, SWAPPED)
+    loss, gradients = loss_gradients(config, SENTENCE, SWAPPED)
+    assert report.loss == loss and len(report.gradient_norm) == config.depth + 1
+    np.testing.assert_allclose(report.gradient_norm, [np.linalg.norm(g) for g in gradients], rtol=1e-12)
+    assert gradient_norms(dataclasses.replace(config, depth=5), SENTENCE, SWAPPED).gradient_norm != report.gradient_norm
+    assert gradient_norms(config, SENTENCE, SWAPPED).gradient_norm == report.gradient_norm
+
+
+def test_through_the_residual_the_gradient_reaches_the_embeddings_at_the_size_it_left():
+    # Every block adds its branch's gradient to the one the identity carries: at depth 24 the embeddings get a
+    # gradient within a small factor of the last layer's, although 24 Jacobians lie between them.
+    norms = gradient_norms(AblationConfig(depth=24), SENTENCE, SWAPPED).gradient_norm
+    assert all(math.isfinite(n) and n > 0 for n in norms)
+    assert 0.1 < norms[0] / norms[-1] < 10
+
+
+def test_without_the_norm_the_gradient_compounds_on_the_way_down():
+    norms = gradient_norms(AblationConfig(depth=24, norm="none"), SENTENCE, SWAPPED).gradient_norm
+    assert norms[0] / norms[-1] > 1e3  # (1 + α) per layer going back as well as forward
+    assert all(later < earlier for earlier, later in zip(norms[:-1], norms[1:]))
+
+
+def test_an_overflowed_stream_has_nan_gradients_not_an_error():
+    config = AblationConfig(depth=24, norm="none")
+    with overflowing(config):
+        report = gradient_norms(config, SENTENCE, SWAPPED)
+    assert math.isnan(report.loss) and all(math.isnan(n) for n in report.gradient_norm)
+
+
+# ---- the collapse view ------------------------------------------------------------------------------------------
+
+
+def test_cosine_matrices_are_symmetric_with_a_unit_diagonal_and_bounded():
+    result = run(12)
+    assert len(result.cosine_similarity) == 13
+    for layer, matrix in enumerate(np.array(result.cosine_similarity)):
+        assert matrix.shape == (len(SENTENCE), len(SENTENCE))
+        np.testing.assert_allclose(matrix, matrix.T, atol=1e-15, err_msg=f"layer {layer}")
+        np.testing.assert_allclose(np.diag(matrix), 1.0, atol=1e-15, err_msg=f"layer {layer}")
+        assert np.all(np.abs(matrix) <= 1.0)
+
+
+def test_cosine_matrices_are_the_streams_cosines():
+    result = run(4)
+    h = stream_at(AblationConfig(depth=4), 4)[0]  # (T, d)
+    unit = h / np.linalg.norm(h, axis=1, keepdims=True)
+    np.testing.assert_allclose(result.cosine_similarity[4], unit @ unit.T, atol=1e-12)
+
+
+def test_the_same_word_twice_is_the_same_vector_at_the_embeddings():
+    first, second = np.flatnonzero(SENTENCE == tokenize("the")[0])  # "the" at positions 0 and 4
+    assert run(1).cosine_similarity[0][first][second] == pytest.approx(1.0, abs=1e-15)
+
+
+def test_without_the_residual_the_positions_collapse_to_one_direction():
+    collapsed = np.array(run(24, residual=False).cosine_similarity[-1])
+    assert collapsed.min() > 0.999  # all ones: rank collapse
+    kept = np.array(run(24).cosine_similarity[-1])
+    assert kept.min() < 0.9  # with the residual the positions still point different ways
+
+
+def test_cosine_similarities_of_given_vectors():
+    h = np.array([[3.0, 0.0], [0.0, 2.0], [-1.0, 0.0], [5.0, 5.0]])
+    np.testing.assert_allclose(cosine_similarities(h), [[1, 0, -1, 2**-0.5], [0, 1, 0, 2**-0.5], [-1, 0, 1, -2**-0.5],
+                                                        [2**-0.5, 2**-0.5, -2**-0.5, 1]], atol=1e-15)
+    np.testing.assert_array_equal(cosine_similarities(np.ones((3, 4)) * 7.5), np.ones((3, 3)))
+    with_zero = cosine_similarities(np.array([[1.0, 0.0], [0.0, 0.0]]))
+    assert with_zero[0, 0] == 1 and np.isnan(with_zero[1]).all() and np.isnan(with_zero[:, 1]).all()
+
+
+def test_past_an_overflow_the_cosines_are_nan():
+    config = AblationConfig(depth=24, norm="none")
+    with overflowing(config):
+        result = run_ablation(config, SENTENCE, SWAPPED)
+    assert not np.isnan(result.cosine_similarity[0]).any()
+    assert np.isnan(result.cosine_similarity[result.first_nonfinite_layer]).all()
+
+
+# ---- the cache of layers and the layout for Pyodide -------------------------------------------------------------
+
+
+def test_prepare_computes_layers_ahead_without_changing_a_number():
+    config = AblationConfig(depth=10, residual=False)
+    ablation.clear_cache()
+    fresh = run_ablation(config, SENTENCE, SWAPPED)
+    ablation.clear_cache()
+    done = [prepare(config, SENTENCE, SWAPPED, blocks=4) for _ in range(3)]
+    assert done == [False, False, True]  # 4, 8, then the last 2 of 10 blocks
+    prepared = run_ablation(config, SENTENCE, SWAPPED)
+    for name in PER_LAYER:
+        np.testing.assert_array_equal(getattr(prepared, name), getattr(fresh, name), err_msg=name)
+    assert prepared.word_order_sensitivity == fresh.word_order_sensitivity
+
+
+def test_the_column_major_layout_for_pyodide_gives_the_same_numbers(monkeypatch):
+    # Pyodide's numpy (no BLAS) sums every product in the same order whatever the layout, so there the numbers are
+    # identical; under CPython's BLAS the layout may move the last bits, hence the tolerance here.
+    configs = [AblationConfig(depth=12, **switches) for switches in ({}, {"norm": "none"}, {"residual": False})]
+    expected = [(run_ablation(c, SENTENCE, SWAPPED), gradient_norms(c, SENTENCE, SWAPPED)) for c in configs]
+    monkeypatch.setattr(layers, "WITHOUT_BLAS", True)
+    monkeypatch.setattr(ablation, "_WEIGHTS_CACHE", {})
+    ablation.clear_cache()
+    try:
+        forward = init_weights(configs[0]).for_forward
+        assert all(w[0].flags.f_contiguous and not w[0].flags.c_contiguous for w in forward)
+        for config, (result, gradients) in zip(configs, expected):
+            again = run_ablation(config, SENTENCE, SWAPPED)
+            for name in PER_LAYER:
+                np.testing.assert_allclose(getattr(again, name), getattr(result, name), rtol=1e-12, atol=1e-14,
+                                           err_msg=name)  # atol: token_signal is a difference of near-equals
+            assert again.word_order_sensitivity == pytest.approx(result.word_order_sensitivity, rel=1e-9)
+            np.testing.assert_allclose(gradient_norms(config, SENTENCE, SWAPPED).gradient_norm,
+                                       gradients.gradient_norm, rtol=1e-12)
+    finally:
+        ablation.clear_cache()

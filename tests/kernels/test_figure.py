@@ -2,6 +2,7 @@
 
 import json
 import math
+from pathlib import Path
 
 import pytest
 
@@ -46,6 +47,11 @@ def test_readouts_are_formatted_once_for_both_renderers():
         (lambda: fig.text(0, 0, "a", anchor="left"), "text anchor must be one of"),
         (lambda: fig.region([0, 1], [0, 1]), "region: needs x and y of the same length, at least 3"),
         (lambda: fig.status("OK", "great"), "status tone must be one of"),
+        (lambda: fig.heatmap([0, 1], [0], [1, 2]), "heatmap: values must be a non-empty 2-D grid"),
+        (lambda: fig.heatmap([0, 1, 2, 3, 4], [0], [[1, 2]]), "heatmap: x must be 2 increasing cell centres or 3"),
+        (lambda: fig.heatmap([1, 0], [0], [[1, 2]]), "heatmap: x must be 2 increasing"),
+        (lambda: fig.heatmap([0, 1], [0], [[1, 2]], vmin=2, vmax=1), "heatmap: need finite vmin ≤ vmax"),
+        (lambda: fig.heatmap([0, 1], [0], [[1, 2]], color="blue"), "color must be one of"),
     ],
 )
 def test_bad_marks_are_refused_with_what_is_valid(make, message):
@@ -65,3 +71,40 @@ def test_shape_helpers_the_geometry_sandboxes_share():
     assert all(math.isclose(math.hypot(x, y), 2.0, abs_tol=1e-5) for x, y in zip(ring["x"], ring["y"]))
     assert fig.grid_ticks((-2.6, 6.4), 2) == [(-2, "−2"), (0, "0"), (2, "2"), (4, "4"), (6, "6")]
     assert [round(v, 12) for v in fig.direction(90)] == [0.0, 1.0]
+
+
+def test_a_heatmap_places_cells_by_centres_or_edges_and_fills_them_by_value():
+    nan = math.nan
+    layers, positions = [1, 2, 3], [0, 1]
+    cosine = [[0.0, 0.5, 1.0], [nan, 0.25, 2.0]]  # (2 positions, 3 layers)
+    cells = fig.heatmap(layers, positions, cosine, color="accent", vmin=0, vmax=1, label="cosine")
+    assert cells["x"] == [0.5, 1.5, 2.5, 3.5] and cells["y"] == [-0.5, 0.5, 1.5], "edges half-way between centres"
+    assert cells["opacity"] == [[0.0, 0.5, 1.0], [None, 0.25, 1.0]], "linear from vmin to vmax, clipped, null kept"
+    assert cells["values"][1][0] is None and cells["values"][1][2] == 2.0
+    assert fig.heatmap([0, 1, 3], [0], [[1, 2]])["x"] == [0.0, 1.0, 3.0], "n + 1 values are the edges themselves"
+    assert fig.heatmap([4], [7], [[3]])["x"] == [3.5, 4.5], "a lone cell is one unit wide"
+    spread = fig.heatmap([0, 1], [0], [[2, 6]])
+    assert (spread["vmin"], spread["vmax"], spread["opacity"]) == (2.0, 6.0, [[0.0, 1.0]]), "default: the values' range"
+    description = fig.figure(axes=fig.axes(xlim=(0, 4), ylim=(-1, 2)), marks=[cells])
+    fig.validate_figure(description)
+    json.dumps(description, allow_nan=False)
+
+
+def test_the_figure_in_words_is_made_once_and_escaped_for_the_page():
+    description = fig.figure(axes=fig.axes(xlim=(0, 1), ylim=(0, 1)), marks=[],
+                             readouts=[fig.readout("a < b", 0.5), fig.readout("angle", 30, unit="°", digits=0)],
+                             status=fig.status("OK & fine", "good", "nothing \"odd\""))
+    assert fig.describe("Title", description) == 'Title: a < b 0.500; angle 30°; OK & fine: nothing "odd"'
+    assert fig.describe("Title", fig.figure(axes=description["axes"], marks=[])) == "Title"
+    html = fig.readouts_html(description)
+    assert '<dt class="sandbox__readout-label">a &lt; b</dt><dd class="sandbox__readout-value">0.500</dd>' in html
+    assert '<strong class="sandbox__badge-label">OK &amp; fine</strong>' in html and 'data-tone="good"' in html
+    assert fig.readouts_html(fig.figure(axes=description["axes"], marks=[])) == ""
+
+
+def test_the_drawing_box_comes_from_the_one_style_file():
+    style = json.loads((Path(fig.__file__).parent / "figure_style.json").read_text(encoding="utf-8"))
+    assert (fig.FIGURE_WIDTH, fig.DEFAULT_HEIGHT, fig.MARGINS) == (
+        style["box"]["width"], style["box"]["default_height"], style["box"]["margins"])
+    assert fig.COLOR_ROLES == tuple(style["color_roles"])
+    assert fig.text(0, 0, "a")["size"] == style["font_size"]["mark_label"]

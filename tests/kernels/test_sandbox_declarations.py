@@ -14,6 +14,7 @@ from explainer.sandbox import (
     IntParam,
     ParameterError,
     Toggle,
+    format_value,
     get_sandbox,
     registry,
     render_json,
@@ -57,8 +58,22 @@ def test_good_values_come_back_typed():
 
 def test_sliders_show_their_value_with_the_grid_and_unit():
     assert ANGLE.format(53) == "53.0°" and DEPTH.format(3) == "3 layers"
-    assert FloatParam("x", "x", -1, 1, step=0.01, default=0).format(-0.5) == "−0.50"
-    assert ANGLE.to_json()["decimals"] == 1 and DEPTH.to_json()["decimals"] == 0
+    fine = FloatParam("x", "x", -1, 1, step=0.01, default=0)
+    assert fine.format(-0.5) == "−0.50" and fine.format(-0.001) == "0.00", "no minus on a value shown as zero"
+    assert FloatParam("s", "s", 0.5, 10, step=0.05, default=1).format(3.15) == "3.15"
+
+
+def test_the_page_gets_the_formatting_rule_as_data_and_the_build_applies_that_same_rule():
+    # sandbox.js formats every input with the control's "format" (tests/browser/test_page_runtime.py checks it
+    # against Python on every slider value); Python's own format is that rule applied, nothing else.
+    assert ANGLE.to_json()["format"] == {"decimals": 1, "suffix": "°"}
+    assert DEPTH.to_json()["format"] == {"decimals": 0, "suffix": " layers"}
+    assert "decimals" not in ANGLE.to_json(), "one place for the decimals: inside the format rule"
+    for param in (ANGLE, DEPTH):
+        rule = param.to_json()["format"]
+        for value in (param.min, param.default, param.max):
+            assert param.format(value) == format_value(value, rule)
+    assert format_value(math.nan, {"decimals": 2, "suffix": "°"}) == "—"
 
 
 def test_a_declaration_must_be_self_consistent():
@@ -90,7 +105,7 @@ def test_every_sandbox_renders_its_defaults_to_a_json_figure():
 
 def test_render_json_answers_every_request_with_ok_or_a_named_error():
     good = json.loads(render_json("projection_shadow", json.dumps({"u_angle": 90})))
-    assert good["ok"] and good["value"]["axes"]["aspect"] == "equal"
+    assert good["ok"] and good["value"]["figure"]["axes"]["aspect"] == "equal"
     for params, parameter in [('{"u_angle": NaN}', "u_angle"), ('{"u_angel": 1}', "u_angel"), ("[1]", "params"),
                               ('{"u_angle": 1e400}', "u_angle")]:
         reply = json.loads(render_json("projection_shadow", params))
@@ -99,7 +114,8 @@ def test_render_json_answers_every_request_with_ok_or_a_named_error():
     reply = json.loads(render_json("no_such", "{}"))
     assert reply["error"]["parameter"] == "sandbox"
     reply = json.loads(render_json("projection_shadow", "{not json"))
-    assert reply["ok"] is False and reply["error"]["kind"] == "exception" and "JSONDecodeError" in reply["error"]["message"]
+    assert reply["ok"] is False and reply["error"]["kind"] == "parameter" and reply["error"]["parameter"] == "params"
+    assert reply["error"]["message"].startswith("params: must be a JSON object (Expecting property name")
 
 
 def test_an_exception_inside_a_sandbox_reaches_the_page_with_its_traceback():
@@ -120,6 +136,19 @@ def test_an_exception_inside_a_sandbox_reaches_the_page_with_its_traceback():
         from explainer import sandbox as module
 
         module._REGISTRY.pop("fragile_for_test")
+
+
+def test_the_worker_gets_the_words_the_build_writes():
+    # One source for the figure's text: the live page shows what the built page shows, both made by explainer.
+    box = get_sandbox("rmsnorm_sphere")
+    values = {"scale": 3.0, "eps": 0.5}
+    view = json.loads(render_json("rmsnorm_sphere", json.dumps(values)))["value"]
+    figure = box.render(values)
+    assert view == {"figure": json.loads(json.dumps(figure)), "label": fig.describe(box.title, figure),
+                    "readouts_html": fig.readouts_html(figure)}
+    assert view["label"].startswith(f"{box.title}: ‖h‖ 5.000; ") and "ε AT WORK: " in view["label"]
+    assert view["readouts_html"].count('<div class="sandbox__readout">') == len(figure["readouts"])
+    assert 'data-tone="info"' in view["readouts_html"]
 
 
 def test_drawing_one_sandbox_loads_only_its_own_module():

@@ -258,3 +258,30 @@ def test_default_render_times(capsys):
         lines.append(f"{name:>22}: {1000 * sorted(runs)[len(runs) // 2]:.2f} ms (median of {len(runs)})")
     with capsys.disabled():
         print("\ndefault render times:\n" + "\n".join(lines))
+
+
+# ---- the ablation lab: layers computed in idle time ---------------------------------------------------------------
+
+
+def test_the_ablation_lab_computes_the_arrangements_one_switch_away_in_idle_time(monkeypatch):
+    from explainer import ablation, idle
+    from explainer.ablation import MAX_DEPTH
+
+    tasks = []  # what the browser's event loop would run after the reply, in order
+    monkeypatch.setattr(idle, "_call_soon", tasks.append)
+    ablation.clear_cache()
+    shown = render("ablation_lab", depth=6, residual=False)
+    assert len(ablation._LAYERS_CACHE) == 1 and not tasks  # outside the browser nothing is left for later
+    monkeypatch.setattr(idle, "IN_BROWSER", True)
+    ablation.clear_cache()
+    assert render("ablation_lab", depth=6, residual=False) == shown
+    assert len(ablation._LAYERS_CACHE) == 1 and len(tasks) == 1  # the render itself computed only what it shows
+    steps = 0
+    while tasks:
+        tasks.pop(0)()
+        steps += 1
+    depths = sorted(len(stack.states) - 1 for stack in ablation._LAYERS_CACHE.values())
+    assert depths == [6, 6, 6, 6, MAX_DEPTH]  # 4 arrangements one switch away, and this one as deep as it goes
+    assert steps == 4 * 6 + (MAX_DEPTH - 6)  # one block per task
+    assert {key[0].residual for key in ablation._LAYERS_CACHE} == {True, False}
+    ablation.clear_cache()

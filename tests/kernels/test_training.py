@@ -163,9 +163,17 @@ def test_the_grid_holds_every_ablation_at_both_depths():
     assert grid[("full", 8)] == TrainingConfig(depth=8)
 
 
-def test_bad_configs_name_the_field():
-    with pytest.raises(ValueError, match="positional"):
-        TrainingConfig(positional="alibi")
+@pytest.mark.parametrize(("switches", "message"), [
+    ({"positional": "alibi"}, "positional"),
+    ({"depth": 25}, "depth must be an integer in 1..24"),
+    ({"width": 32, "heads": 3}, "width must split into heads"),
+    ({"causal_mask": 1}, "causal_mask must be True or False"),
+    ({"task": "sort"}, "task must be one of"),
+])
+def test_bad_configs_name_the_field(switches, message):
+    # The architecture is checked by the same function as the ablation lab's (explainer.layers.check_architecture).
+    with pytest.raises(ValueError, match=f"TrainingConfig: {message}"):
+        TrainingConfig(**switches)
 
 
 def test_a_run_that_overflows_stops_and_says_so_never_raises():

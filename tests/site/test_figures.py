@@ -189,3 +189,24 @@ def test_a_broken_figure_fails_the_real_build_naming_it_and_the_page(tmp_path):
     assert "figure 'broken_for_test' (illustration, light) failed: RuntimeError: the figure function is broken" in (
         result.stderr)
     assert f"docs/sandboxes.md:{line}" in result.stderr
+
+
+def test_a_figure_depends_on_the_build_code_its_module_imports_so_the_training_figure_follows_the_grid(tmp_path):
+    from build_scripts._files import files_digest, module_files
+    from support import PROJECT_ROOT
+
+    grid = PROJECT_ROOT / "build_scripts" / "training_grid.py"
+    assert grid in module_files(PROJECT_ROOT, ("build_scripts",), "build_scripts.figures.training_figures")
+    # The rule on a package of its own: an edit to a module imported (even indirectly) changes the digest.
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "figs.py").write_text("from pkg.grid import SEEDS\n")
+    (package / "grid.py").write_text("import pkg.seeds as seeds\nSEEDS = seeds.ALL\n")
+    (package / "seeds.py").write_text("ALL = (0, 1, 2)\n")
+    (package / "unrelated.py").write_text("X = 1\n")
+    files = module_files(tmp_path, ("pkg",), "pkg.figs")
+    assert {path.name for path in files} == {"__init__.py", "figs.py", "grid.py", "seeds.py"}
+    before = files_digest(files, tmp_path)
+    (package / "seeds.py").write_text("ALL = (0, 1, 2, 3)\n")
+    assert files_digest(module_files(tmp_path, ("pkg",), "pkg.figs"), tmp_path) != before

@@ -1,6 +1,8 @@
 """The lessons' illustrations (build_scripts/figures/illustrations.py): each renders in both palettes to repeatable,
-self-contained SVG, uses only the palette's colours, and shows the numbers the explainer kernels compute."""
+self-contained SVG, uses only the palette's colours, and shows the numbers the explainer kernels compute. Those that
+are a sandbox's own scene are drawn from the sandbox's description, never redrawn by separate code."""
 
+import inspect
 import json
 import re
 import subprocess
@@ -13,12 +15,13 @@ import pytest
 from build_scripts.figures.jobs import illustration_jobs
 from build_scripts.figures.registry import declarations
 from build_scripts.figures.theme import PT, SCHEMES, THEME_FILE
+from explainer.sandbox import get_sandbox
 from support import PROJECT_ROOT
 
 ESSAY_FIGURES = (
-    "magnitude_vs_direction", "rmsnorm_sphere", "attention_scale", "prenorm_vs_postnorm", "projection_shadow",
-    "projection_matrices", "jacobian_tangent_plane", "tangent_zoom", "perpendicular_second_order", "recurrences",
-    "four_pillars",
+    "magnitude_vs_direction", "rmsnorm_sphere", "attention_scale", "prenorm_vs_postnorm",
+    "projection_matrices", "jacobian_tangent_plane", "tangent_zoom", "perpendicular_second_order",
+    "four_pillars", "decoder_model",
 )
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -26,29 +29,30 @@ SVG = "{http://www.w3.org/2000/svg}"
 DRAWN_TEXT = {
     "magnitude_vs_direction": ["h = [3, 4]", "‖h‖ = 5", "3h = [9, 12]", "‖3h‖ = 15", "u = [0.6, 0.8]"],
     "rmsnorm_sphere": ["= [0.849, 1.13]", "√2 ≈ 1.414"],
-    "attention_scale": ["0.269", "0.731", "0.000045", "0.999955", "scores [1, 2]", "scores [10, 20]"],
+    "attention_scale": ["weight on token 1 0.000045", "weight on token 2 0.999955", "score 10.00", "score 20.00",
+                        "scores [1, 2] (s = 1)"],
     "prenorm_vs_postnorm": ["hₗ₊₁ = hₗ + F(N(hₗ))", "hₗ₊₁ = N(hₗ + F(hₗ))"],
-    "projection_shadow": ["v∥ = (u·v) u = 3u = [1.8, 2.4]", "v⊥ = v − v∥ = [3.2, −2.4]", "v = [5, 0]"],
     "projection_matrices": ["P x = u uᵀ x", "(I − P) x"],
     "jacobian_tangent_plane": ["sideways → × √2/5 ≈ 0.28", "J·dh = 0", "‖dh‖ = 0.1"],
-    "tangent_zoom": ["max gap 1", "max gap 0.0625", "max gap 0.00391", "largest gap 16× smaller"],
+    "tangent_zoom": ["half-width w 1.0000", "half-width w 0.2500", "half-width w 0.0625", "max gap 1.000",
+                     "max gap / w² 1.000"],
     "perpendicular_second_order": ["Δr = 0.001", "Δr = 0.00025", "r = 5", "Δr falls 4×"],
-    "recurrences": ["4.595", "2.6", "α = 0.1", "c = 0.1"],
     "four_pillars": ["Attention", "MLP", "RMSNorm", "−∞", "t = 3"],
+    "decoder_model": ["token embedding", "RMSNorm", "MLP", "causal mask", "positions (RoPE)", "residual",
+                      "width d = 64", "L = 1 to 24"],
 }
 
-# The explainer calls each figure's own source must make: where its drawn numbers come from.
+# The explainer calls each figure's own source (or the sandbox it draws) must make: where its numbers come from.
 KERNEL_CALLS = {
     "magnitude_vs_direction": ["rmsnorm("],
     "rmsnorm_sphere": ["rmsnorm("],
     "attention_scale": ["softmax("],
-    "projection_shadow": ["projection("],
     "projection_matrices": ["projection_matrix(", "rejection_matrix("],
     "jacobian_tangent_plane": ["rmsnorm(", "rmsnorm_jacobian("],
     "tangent_zoom": ["zoom_window("],
     "perpendicular_second_order": ["perpendicular_length_change("],
-    "recurrences": ["proportional_recurrence(", "constant_recurrence("],
     "four_pillars": ["rotate(", "attention_scores("],
+    "decoder_model": ["AblationConfig(", "MAX_DEPTH"],
 }
 
 
@@ -90,7 +94,7 @@ def test_every_figure_renders_in_both_schemes_at_its_size(rendered):
     for (name, scheme), (svg, _) in rendered.items():
         width, height = size_px(svg)
         assert round(width) == 640, f"{name} ({scheme}) is {width:g} px wide"
-        assert 300 <= round(height) <= 480, f"{name} ({scheme}) is {height:g} px tall"
+        assert 300 <= round(height) <= 540, f"{name} ({scheme}) is {height:g} px tall"  # 3 stacked views at most
         assert drawn_text(svg), f"{name} ({scheme}) has no text"
 
 
@@ -120,7 +124,7 @@ def test_colours_are_the_palettes_and_the_schemes_differ(rendered):
     palettes = json.loads(THEME_FILE.read_text())
     for (name, scheme), (svg, _) in rendered.items():
         used = {colour.decode().lower() for colour in re.findall(rb"#[0-9a-fA-F]{6}\b", svg)}
-        foreign = used - set(palettes[scheme].values())
+        foreign = used - set(palettes[scheme].values()) - {palettes["background"][scheme]}  # legends' boxes
         assert used, f"{name} ({scheme}) draws no colour at all"
         assert not foreign, f"{name} ({scheme}) uses colours outside the {scheme} palette: {sorted(foreign)}"
     for name in declarations():
@@ -146,9 +150,33 @@ def test_figure_draws_the_kernels_numbers(rendered, name):
 
 @pytest.mark.parametrize("name", sorted(KERNEL_CALLS))
 def test_figure_takes_its_numbers_from_explainer(name):
-    source = declarations()[name].source
+    declaration = declarations()[name]
+    source = declaration.source
+    if declaration.sandbox:
+        source += inspect.getsource(sys.modules[get_sandbox(declaration.sandbox).function.__module__])
     for call in KERNEL_CALLS[name]:
         assert call in source, f"{name} should call {call}...) rather than type its numbers in"
+
+
+SANDBOX_SCENES = {"attention_scale": "attention_scale", "tangent_zoom": "tangent_zoom"}
+
+
+@pytest.mark.parametrize("name", sorted(SANDBOX_SCENES))
+def test_a_sandbox_scene_is_drawn_from_the_sandbox_description_and_keyed_on_its_module(rendered, name):
+    declaration = declarations()[name]
+    assert declaration.sandbox == SANDBOX_SCENES[name]
+    assert "_sandbox_views(theme, " in declaration.source and "_arrow(" not in declaration.source, (
+        f"{name} must draw the sandbox's description, not redraw its scene")
+    [job] = [job for job in illustration_jobs(name) if job.scheme == "light"]
+    sandbox_module = sys.modules[get_sandbox(declaration.sandbox).function.__module__]
+    assert inspect.getsource(sandbox_module) in job._source(), "a sandbox edit must re-render the picture"
+    assert job.draws_description, "and so must an edit of the static renderer"
+    # The sandbox's axis labels and legend entries are the picture's: the same description, drawn.
+    description = get_sandbox(declaration.sandbox).render()
+    labels = {description["axes"][k] for k in ("xlabel", "ylabel", "title")} | {
+        m["label"] for m in description["marks"] if m["type"] in ("line", "bars", "region", "heatmap")}
+    drawn = set(drawn_text(rendered[(name, "light")][0]))
+    assert labels - {""} <= drawn, labels - {""} - drawn
 
 
 def test_causal_mask_hides_exactly_the_future():
@@ -160,11 +188,11 @@ def test_the_essays_numbers_are_the_kernels_numbers():
     # The literals in DRAWN_TEXT are the essay's; they must also be what the kernels give, to the digits shown.
     from explainer import perpendicular_length_change, proportional_recurrence, softmax, tangent_zoom
 
-    assert [f"{p:.3f}" for p in softmax([1.0, 2.0])] == ["0.269", "0.731"]
     assert [f"{p:.6f}" for p in softmax([10.0, 20.0])] == ["0.000045", "0.999955"]
     assert f"{proportional_recurrence(1.0, 0.1, 16)[-1]:.4g}" == "4.595"
     assert [f"{d:.2g}" for d in perpendicular_length_change(5.0, [0.1, 0.05])] == ["0.001", "0.00025"]
     assert tangent_zoom("square", 1.0, 1.0).max_gap / tangent_zoom("square", 1.0, 0.25).max_gap == pytest.approx(16)
+    assert tangent_zoom("square", 1.0, 0.0625).max_gap == pytest.approx(1 / 256)
 
 
 def test_report_sizes_and_render_times(rendered):

@@ -43,3 +43,10 @@ def test_an_unknown_quantity_names_its_line_and_the_closest_name():
 def test_numbers_print_with_a_true_minus_and_vectors_without_trailing_zeros():
     assert number(-2.4, 1) == "−2.4" and number(-0.0001, 2) == "0.00"
     assert vector([1.8, 2.4, -3.0], 3) == "[1.8, 2.4, −3]"
+
+
+def test_the_largest_bfloat16_is_float32s_range_with_8_bits_of_significand():
+    from build_scripts.quantities.ablation_lesson import bfloat16_max
+
+    assert bfloat16_max() == (2 - 2**-7) * 2.0**127  # 1.1111111 (binary) × 2¹²⁷, the format's definition
+    assert evaluate("ablation.bfloat16_max") == "3.4 × 10³⁸"

@@ -180,7 +180,7 @@ GOOD_ANSWERS = """answers:
     [
         ("\n/// quiz\n" + GOOD_ANSWERS + "///\n", 2, "quiz: write the question after '|' (/// quiz | Why …?)"),
         ("/// quiz | Q?\ntype: single\nanwsers:\n  - text: Yes.\n///\n", 3,
-         "quiz 'Q?': unknown key 'anwsers' (did you mean 'answers'?); valid keys: type, answers"),
+         "quiz 'Q?': unknown key 'anwsers' (did you mean 'answers'?); valid keys: type, predict, answers"),
         ("/// quiz | Q?\ntype: multi\n" + GOOD_ANSWERS + "///\n", 2,
          "quiz 'Q?': type: 'multi' is not a quiz type (did you mean 'multiple'?); valid: single, multiple"),
         ("/// quiz | Q?\ntype: single\n///\n", 1, "quiz 'Q?': needs answers: a list of 2 to 8 items, each with text, "
@@ -256,3 +256,68 @@ def test_a_mistake_in_an_answer_fails_the_real_strict_build_with_the_authors_lin
     assert ("docs/lessons/break-the-model.md:13: quiz 'Which one?': answer 2: correct must be true or false "
             "(got 'maybe')") in result.stderr, result.stderr
     assert "Traceback" not in result.stderr
+
+
+# ---- predict, then run ------------------------------------------------------------------------------------------------
+
+PREDICT = """
+/// quiz | Predict: what happens to the tokens without the residual add at depth 24?
+predict:
+  residual: false
+  depth: 24
+answers:
+  - text: They become indistinguishable.
+    correct: true
+    feedback: "Right: they now differ by {{ live: tokens still distinct }}."
+  - text: Nothing changes.
+    feedback: Try it.
+///
+
+Some prose between them is fine.
+
+/// sandbox | ablation_lab
+depth: 6
+///
+"""
+
+
+def test_a_predict_quiz_names_its_sandbox_the_values_to_reveal_and_quotes_the_build_time_readout():
+    html = markdown.markdown(PREDICT, extensions=EXTENSIONS + ["build_scripts.markdown.sandbox"],
+                             extension_configs=CONFIGS)
+    form = re.search(r'<form class="quiz"[^>]*>', html).group(0)
+    assert 'data-predict-sandbox="ablation_lab"' in form
+    assert 'data-predict="{&quot;residual&quot;:false,&quot;depth&quot;:24}"' in form
+    assert '<p class="quiz__predict-note" hidden>' in html
+    from explainer.sandbox import get_sandbox
+
+    readouts = {r["label"]: r["text"] for r in get_sandbox("ablation_lab").render(
+        {"residual": False, "depth": 24})["readouts"]}
+    expected = f'<span class="quiz__live" data-readout="tokens still distinct">{readouts["tokens still distinct"]}</span>'
+    assert expected in html
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "message"),
+    [
+        (PREDICT.replace("/// sandbox | ablation_lab\ndepth: 6\n///\n", ""), 3,
+         "predict: place the sandbox this quiz is about right after it on the page"),
+        (PREDICT.replace("/// sandbox | ablation_lab", "/// figure | four_pillars\ncaption: A.\n///\n\n"
+                         "/// sandbox | ablation_lab"), 3,
+         "predict: place the sandbox this quiz is about right after it on the page"),
+        (PREDICT.replace("  residual: false", "  residul: false"), 3,
+         "predict: residul: is not a parameter of sandbox 'ablation_lab' (did you mean 'residual'?)"),
+        (PREDICT.replace("depth: 24", "depth: 99"), 3, "predict: depth: must be between 1 and 24 (got 99)"),
+        (PREDICT.replace("predict:\n  residual: false\n  depth: 24", "predict: yes please"), 3,
+         "predict must be true or parameter values ('name: value' lines), not 'yes please'"),
+        (PREDICT.replace("tokens still distinct", "tokens distinct"), 9,
+         "answer 1: no readout 'tokens distinct' (did you mean 'tokens still distinct'?)"),
+        (PREDICT.replace("predict:\n  residual: false\n  depth: 24\n", ""), 6,
+         "answer 1: {{ live: … }} quotes a readout of the sandbox after the quiz: add 'predict:' to the quiz"),
+    ],
+    ids=["no-sandbox", "figure-in-between", "unknown-parameter", "bad-value", "not-a-mapping", "unknown-readout",
+         "live-without-predict"],
+)
+def test_a_predict_mistake_names_its_line(text, line, message):
+    error = error_of(text)
+    assert str(error).startswith(f"docs/page.md:{line}: quiz 'Predict: what happens to the tokens without") \
+        and message in str(error), str(error)

@@ -102,6 +102,26 @@ def test_toggles_and_ints_become_checkboxes_and_sliders_fixed_is_disabled_hidden
     assert config["height"] == 420 and "aspect-ratio: 640 / 420" in html
 
 
+def test_the_static_view_says_in_words_what_the_worker_says_for_the_same_values():
+    # The built page's alt text and readouts are the view explainer.sandbox returns to the worker: one source.
+    from explainer.sandbox import get_sandbox
+
+    html = convert(
+        """
+        /// sandbox | rmsnorm_sphere
+        eps: 0.5
+        ///
+        """
+    )
+    view = get_sandbox("rmsnorm_sphere").view(config_of(html)["params"])
+    [image] = Elements(html).find("img")[:1]
+    assert image["alt"] == view["label"] and "ε AT WORK" in view["label"]
+    assert f'<div class="sandbox__readouts">{view["readouts_html"]}</div>' in html
+    controls = {c["name"]: c for c in config_of(html)["controls"]}
+    assert controls["eps"]["format"] == {"decimals": 2, "suffix": ""}, "the page formats with the rule Python used"
+    assert controls["h_angle"]["format"] == {"decimals": 1, "suffix": "°"}
+
+
 def test_two_blocks_on_a_page_get_distinct_ids():
     html = convert("/// sandbox | projection_shadow\n///\n\n/// sandbox | projection_shadow\n///\n")
     ids = [a["id"] for a in Elements(html).find("figure")]

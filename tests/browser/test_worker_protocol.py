@@ -1,0 +1,150 @@
+"""The real worker (build_scripts/browser/worker.js) on the offline Pyodide, driven through the real runtime.js: code
+runs with streamed output, streams run a chunk at a time with renders answered in between, and runaway code is stopped
+without freezing the page, by terminating the worker (any static host) or, when the page is cross-origin isolated,
+through Pyodide's interrupt buffer (the worker and its variables survive).
+
+The page is a bare harness placed into the built site (so runtime.json, the wheel and Pyodide are the site's own); it
+loads protocol.js and runtime.js, nothing else.
+"""
+
+import pytest
+
+from support import CROSS_ORIGIN_ISOLATION, StaticSiteServer
+
+pytestmark = pytest.mark.browser
+
+BOOT_TIMEOUT_MS = 90_000
+CALL_TIMEOUT_MS = 30_000
+
+HARNESS = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,"><title>Worker protocol</title></head>
+<body>
+<script src="assets/explainer/protocol.js"></script>
+<script src="assets/explainer/runtime.js"></script>
+<script>
+  // Test harness: one call through the page's runtime, with everything it streamed.
+  window.ask = (op, args, options = {}) => {
+    const progress = [];
+    const {id, reply} = ExplainerRuntime.call(op, args, {...options, onProgress: (p) => progress.push(p)});
+    window.lastCall = id;
+    return reply.then((message) => ({message, progress}),
+                      (error) => ({stopped: {reason: error.reason, culprit: error.culprit}, progress}));
+  };
+  window.frames = 0;
+  (function tick() { window.frames += 1; requestAnimationFrame(tick); })();
+</script>
+</body></html>
+"""
+
+
+@pytest.fixture(scope="module")
+def harness(built_site):
+    (built_site / "protocol-harness.html").write_text(HARNESS, encoding="utf-8")
+    return "protocol-harness.html"
+
+
+@pytest.fixture(scope="module")
+def isolated_server(built_site):
+    """The same built site, served with the headers that make it cross-origin isolated."""
+    server = StaticSiteServer(built_site, headers=CROSS_ORIGIN_ISOLATION)
+    yield server
+    server.close()
+
+
+def boot(page, url: str) -> None:
+    page.goto(url)
+    page.evaluate("ExplainerRuntime.start()")
+    page.wait_for_function("ExplainerRuntime.state === 'ready'", timeout=BOOT_TIMEOUT_MS)
+
+
+def ask(page, op: str, args: dict, **options) -> dict:
+    return page.evaluate("([op, args, options]) => ask(op, args, options)", [op, args, options])
+
+
+def test_a_run_streams_output_in_order_and_returns_the_last_value(browser, site_url, harness):
+    page = browser.page
+    boot(page, site_url + harness)
+    result = ask(page, "run", {"code": "import sys\nprint('a')\nprint('b', file=sys.stderr)\nimport numpy as np\n"
+                                       "np.arange(4).reshape(2, 2)"})
+    assert result["message"]["ok"] is True
+    assert result["message"]["value"]["result"] == "array([[0, 1],\n       [2, 3]])"
+    assert result["progress"] == [{"stream": "stdout", "text": "a\n"}, {"stream": "stderr", "text": "b\n"}]
+
+    failed = ask(page, "run", {"code": "x = 1\n\nundefined_name + x"})["message"]
+    assert failed["ok"] is False and failed["error"]["line"] == 3
+    assert failed["error"]["message"] == "NameError: name 'undefined_name' is not defined"
+    browser.assert_clean()
+
+
+def test_a_stream_runs_chunk_by_chunk_answers_renders_in_between_and_stops_when_cancelled(browser, site_url, harness):
+    page = browser.page
+    boot(page, site_url + harness)
+    # A cell may declare a stream; the training lab declares its own in explainer.streams.
+    ask(page, "run", {"code": "import time\nfrom explainer.live import stream\n\n@stream('slow_count')\n"
+                               "def slow_count(chunks):\n    for i in range(chunks):\n        time.sleep(0.05)\n"
+                               "        yield {'chunk': i}\n    return {'chunks': chunks}"})
+    finished = ask(page, "stream", {"name": "slow_count", "args": {"chunks": 3}})
+    assert finished["progress"] == [{"chunk": 0}, {"chunk": 1}, {"chunk": 2}]
+    assert finished["message"] == {"id": finished["message"]["id"], "ok": True, "value": {"chunks": 3}}
+
+    interleaved = page.evaluate("""async () => {
+      const order = [];
+      const long = ExplainerRuntime.call('stream', {name: 'slow_count', args: {chunks: 40}},
+                                         {onProgress: (p) => order.push('chunk')});
+      while (order.length < 2) await new Promise((r) => setTimeout(r, 10));
+      const render = await ExplainerRuntime.call('render', {sandbox: 'projection_shadow', params: {}}).reply;
+      order.push(render.ok ? 'render' : 'render failed');
+      ExplainerRuntime.cancel(long.id);
+      const ended = await long.reply;
+      const chunksBefore = order.filter((o) => o === 'chunk').length;
+      await new Promise((r) => setTimeout(r, 300));
+      return {order, ended: ended.error.kind, more: order.filter((o) => o === 'chunk').length - chunksBefore};
+    }""")
+    assert interleaved["order"].index("render") < 20, "the render was answered between chunks, not after all 40"
+    assert interleaved["ended"] == "cancelled" and interleaved["more"] == 0, interleaved
+    browser.assert_clean()
+
+
+def test_runaway_code_is_stopped_by_a_fresh_worker_and_the_page_never_freezes(browser, site_url, harness):
+    page = browser.page
+    boot(page, site_url + harness)
+    assert page.evaluate("ExplainerRuntime.canInterrupt") is False, "no isolation headers: no interrupt buffer"
+    ask(page, "run", {"code": "kept = 42"})
+    result = page.evaluate("""async () => {
+      const frames = window.frames, started = performance.now();
+      const outcome = await ask('run', {code: 'while True:\\n    pass'},
+        {timeoutMs: 2000, onTimeout: (id) => ExplainerRuntime.interrupt(id, 'it ran past its time limit of 2 s')});
+      return {outcome, seconds: (performance.now() - started) / 1000, frames: window.frames - frames};
+    }""")
+    assert result["outcome"]["stopped"] == {"reason": "it ran past its time limit of 2 s", "culprit": True}
+    assert result["seconds"] < 4
+    assert result["frames"] > 20, f"the page kept drawing frames while the code ran ({result['frames']})"
+    assert page.evaluate("ExplainerRuntime.state") == "idle"
+    boot(page, site_url + harness)
+    assert "NameError" in ask(page, "run", {"code": "kept"})["message"]["error"]["message"], "a fresh worker"
+    browser.assert_clean()
+
+
+class TestWithCrossOriginIsolation:
+    """The same site served with COOP/COEP headers: the runtime gets Pyodide's interrupt buffer."""
+
+    @pytest.fixture
+    def site_url(self, isolated_server):
+        return isolated_server.url  # the `browser` fixture's off-origin guard follows this address
+
+    def test_runaway_code_is_interrupted_and_the_worker_and_its_variables_survive(self, browser, site_url, harness):
+        page = browser.page
+        boot(page, site_url + harness)
+        assert page.evaluate("crossOriginIsolated && ExplainerRuntime.canInterrupt") is True
+        ask(page, "run", {"code": "kept = 42"})
+        result = page.evaluate("""async () => {
+          const started = performance.now();
+          const outcome = await ask('run', {code: 'while True:\\n    pass'},
+            {timeoutMs: 2000, onTimeout: (id) => ExplainerRuntime.interrupt(id, 'it ran past its time limit of 2 s')});
+          return {outcome, seconds: (performance.now() - started) / 1000};
+        }""")
+        error = result["outcome"]["message"]["error"]
+        assert error["kind"] == "interrupted" and result["seconds"] < 4, result
+        assert page.evaluate("ExplainerRuntime.state") == "ready"
+        assert ask(page, "run", {"code": "kept"})["message"]["value"]["result"] == "42", "the variables survive"
+        browser.assert_clean()
