@@ -8,8 +8,8 @@ KaTeX's version, the options and the server script, so a rebuild starts no Node 
 
 Formulas are found by a preprocessor in the author's own lines, after the blocks (sandbox, figure, quiz, code cell)
 and before code fences are stashed, so a formula KaTeX rejects stops the build with `docs/<file>.md:<line>: math …`,
-the line of the mistake itself. Fenced and inline code are left alone; `\\(` is an escaped backslash, not math. A display
-formula standing alone (blank lines around it) becomes `<div class="arithmatex">`, any other formula
+the line of the mistake itself. Fenced and inline code are left alone; `\\(` is an escaped backslash, not math.
+A display formula standing alone (blank lines around it) becomes `<div class="arithmatex">`, any other formula
 `<span class="arithmatex">`: the markup pymdownx.arithmatex gave the browser's KaTeX before.
 """
 
