@@ -282,8 +282,7 @@ depth: 6
 
 
 def test_a_predict_quiz_names_its_sandbox_the_values_to_reveal_and_quotes_the_build_time_readout():
-    html = markdown.markdown(PREDICT, extensions=EXTENSIONS + ["build_scripts.markdown.sandbox"],
-                             extension_configs=CONFIGS)
+    html = markdown.markdown(PREDICT, extensions=EXTENSIONS + ["build_scripts.markdown.sandbox"])
     form = re.search(r'<form class="quiz"[^>]*>', html).group(0)
     assert 'data-predict-sandbox="ablation_lab"' in form
     assert 'data-predict="{&quot;residual&quot;:false,&quot;depth&quot;:24}"' in form
