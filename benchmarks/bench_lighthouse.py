@@ -4,7 +4,9 @@ Lighthouse 12 (npm `lighthouse`, pinned in package.json) drives Debian's `chromi
 tests/support.py) against the project's own `mkdocs build --strict`, served on 127.0.0.1 by tests/support.py's
 StaticSiteServer (no compression: transfer sizes are the files' sizes). Desktop preset with throttling off
 (`--throttling-method=provided`): the scores and timings are this machine's, over loopback, with nothing simulated.
-Categories: performance, accessibility, best practices, SEO; target 100 on each, on every page.
+Categories: performance, accessibility, best practices, SEO; target 100 on each, on every page. One run per page and
+variant, the two variants page by page in alternating order: on a busy 2-core machine a page's total blocking time
+can double from one run to the next, so compare the variants page by page and read single scores with care.
 
 BASELINE is the same sources built the way the site typeset math before this benchmark's change: pymdownx.arithmatex
 in the page and KaTeX in the browser (katex.min.js + auto-render + the small script that ran them on every page), no
@@ -18,7 +20,7 @@ Rows (benchmarks/__main__ prints every value as "ms"; the unit of rows that are 
 - the home page's total transfer (kB), against the baseline's: ≤ 1.05 (pages without sandboxes must not get heavier);
 - Pyodide bytes fetched by each page without sandboxes: 0.
 A table of every figure (scores, TBT, layout shift, longest task, transfer) for both variants is printed first.
-Runtime: 2 builds and 2 × (pages) Lighthouse runs, about 3 minutes on 2 cores.
+Runtime: 2 builds and 2 × 7 Lighthouse runs of 15 to 60 s each: 4 to 15 minutes on 2 cores.
 """
 
 import json
@@ -147,27 +149,44 @@ def _failed_audits(report: dict) -> list[str]:
     return failed
 
 
-def _build_and_audit(root: Path, chromium: str, browser_math: bool) -> dict[str, Audit]:
+@dataclass
+class Site:
+    """One variant, built and served."""
+
+    root: Path
+    server: support.StaticSiteServer
+    with_sandboxes: set  # pages (as _site_pages names them) that place a sandbox
+
+    def audit(self, page: str, chromium: str) -> tuple[Audit, dict]:
+        report = _lighthouse(self.server.url + page, chromium, self.root / "report.json")
+        return _audit(report, page in self.with_sandboxes), report
+
+
+def _build(root: Path, browser_math: bool) -> Site:
+    root.mkdir()
     config = support.copy_project_site_sources(root)
     if browser_math:
         _browser_math_variant(config)
-    site = root / "site"
-    server = support.StaticSiteServer(site)  # first: the build needs its address (canonical URLs, instant navigation)
-    try:
-        build = support.run_mkdocs_build(config, site, site_url=server.url)
-        if build.returncode:
-            raise RuntimeError(f"bench_lighthouse: `mkdocs build --strict` failed:\n{build.stderr[-3000:]}")
-        with_sandboxes = {page.lstrip("/") for page in support.elements_by_page(site, "figure", "sandbox", "id")}
-        audits = {}
-        for page in _site_pages(site):
-            report = _lighthouse(server.url + page, chromium, root / "report.json")
-            audits[page] = _audit(report, page in with_sandboxes)
-            if not browser_math:
+    server = support.StaticSiteServer(root / "site")  # first: the build needs its address (canonical URLs, navigation)
+    build = support.run_mkdocs_build(config, root / "site", site_url=server.url)
+    if build.returncode:
+        server.close()
+        raise RuntimeError(f"bench_lighthouse: `mkdocs build --strict` failed:\n{build.stderr[-3000:]}")
+    with_sandboxes = {page.lstrip("/") for page in support.elements_by_page(root / "site", "figure", "sandbox", "id")}
+    return Site(root, server, with_sandboxes)
+
+
+def _audit_both(ours: Site, baseline: Site, chromium: str) -> tuple[dict[str, Audit], dict[str, Audit]]:
+    """Every page of both variants, page by page and in alternating order, so both share the machine's moods."""
+    audits = ({}, {})
+    for index, page in enumerate(_site_pages(ours.root / "site")):
+        for variant in ((0, 1) if index % 2 == 0 else (1, 0)):
+            audit, report = (ours, baseline)[variant].audit(page, chromium)
+            audits[variant][page] = audit
+            if variant == 0:
                 for problem in _failed_audits(report):
                     print(f"bench_lighthouse: /{page}: {problem}")
-        return audits
-    finally:
-        server.close()
+    return audits
 
 
 # ---- the report -----------------------------------------------------------------------------------------------------
@@ -195,10 +214,13 @@ def run() -> list[Ratio]:
     if not LIGHTHOUSE.is_file():
         raise RuntimeError(f"bench_lighthouse: {LIGHTHOUSE.relative_to(PROJECT_ROOT)} is missing: run `make setup`")
     with tempfile.TemporaryDirectory(prefix="bench-lighthouse-") as temp:
-        (Path(temp) / "ours").mkdir()
-        (Path(temp) / "baseline").mkdir()
-        ours = _build_and_audit(Path(temp) / "ours", chromium, browser_math=False)
-        baseline = _build_and_audit(Path(temp) / "baseline", chromium, browser_math=True)
+        sites = [_build(Path(temp) / "ours", browser_math=False)]
+        try:
+            sites.append(_build(Path(temp) / "baseline", browser_math=True))
+            ours, baseline = _audit_both(*sites, chromium)
+        finally:
+            for site in sites:
+                site.server.close()
     _print_table(ours, baseline)
 
     rows = []

@@ -152,3 +152,14 @@ def elements_by_page(site: Path, tag: str, css_class: str, attribute: str) -> di
         if finder.found:
             pages[html.parent.relative_to(site).as_posix().removesuffix(".") + "/"] = finder.found
     return pages
+
+
+def settle_each_sandbox(page, settled: str, timeout_ms: int) -> int:
+    """Scroll to each sandbox of the open page in turn, as a reader would, and wait until the JavaScript condition
+    `settled` (on the figure `f`, e.g. "f.dataset.state === 'live'") holds for it; return how many there are."""
+    figures = page.locator("figure.sandbox")
+    for index in range(figures.count()):
+        figure = figures.nth(index)
+        figure.scroll_into_view_if_needed()
+        page.wait_for_function(f"f => {settled}", arg=figure.element_handle(), timeout=timeout_ms)
+    return figures.count()

@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from support import PROJECT_ROOT
+from support import PROJECT_ROOT, settle_each_sandbox
 
 pytestmark = pytest.mark.browser
 
@@ -46,11 +46,7 @@ def open_as_readers_see_it(page, url: str) -> None:
     """Load a page, bring each sandbox live, answer each quiz with a wrong choice, run the page's first cell."""
     page.goto(url)
     page.wait_for_load_state("load")
-    figures = page.locator("figure.sandbox")
-    for index in range(figures.count()):
-        figure = figures.nth(index)
-        figure.scroll_into_view_if_needed()
-        page.wait_for_function("f => f.dataset.state === 'live'", arg=figure.element_handle(), timeout=BOOT_TIMEOUT_MS)
+    settle_each_sandbox(page, "f.dataset.state === 'live'", BOOT_TIMEOUT_MS)
     quizzes = page.locator("form.quiz")
     for index in range(quizzes.count()):
         quiz = quizzes.nth(index)

@@ -10,6 +10,8 @@ it says it failed and shows Retry. At a desktop width both paths are held to 0; 
 
 import pytest
 
+from support import settle_each_sandbox
+
 pytestmark = pytest.mark.browser
 
 LESSON = "lessons/break-the-model/"  # four live sandboxes below prose, math and an illustration
@@ -37,13 +39,9 @@ def read_every_sandbox(page, url: str, settled: str) -> int:
     page.add_init_script(RECORD_SHIFTS)
     page.goto(url)
     page.wait_for_load_state("load")
-    figures = page.locator("figure.sandbox")
-    for index in range(figures.count()):
-        figure = figures.nth(index)
-        figure.scroll_into_view_if_needed()
-        page.wait_for_function(f"f => {settled}", arg=figure.element_handle(), timeout=BOOT_TIMEOUT_MS)
+    count = settle_each_sandbox(page, settled, BOOT_TIMEOUT_MS)
     page.evaluate(NEXT_FRAMES)
-    return figures.count()
+    return count
 
 
 def layout_shift(page) -> tuple[float, list]:
