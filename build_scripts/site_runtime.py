@@ -1,7 +1,8 @@
 """The files a built site needs for live sandboxes: the browser code, our wheel, the runtime manifest, and (when the
 site hosts it) the Pyodide runtime itself. Plain functions: the MkDocs plugin calls them, and so could any build.
 
-    <site>/assets/explainer/   sandbox.js, worker.js, render.js, protocol.js, quiz.js, sandbox.css, quiz.css, theme.json,
+    <site>/assets/explainer/   sandbox.js, worker.js, render.js, protocol.js, quiz.js, trainer.js, sandbox.css, quiz.css,
+                               trainer.css, theme.json,
                                runtime.json (render.js and sandbox.css with their generated parts: browser_files.py)
     <site>/assets/explainer/wheels/<sha256[:16]>/explainer-<version>-py3-none-any.whl
     <site>/assets/pyodide/0.27.7/   the runtime, only with self_host
@@ -22,8 +23,8 @@ from build_scripts.wheel import build_wheel
 ASSET_DIR = "assets/explainer"  # site-relative
 PYODIDE_SITE_DIR = f"assets/pyodide/{pyodide_runtime.PYODIDE_VERSION}"
 # Scripts every page loads, in order (small; they fetch nothing until a page has a sandbox).
-PAGE_SCRIPTS = ("render.js", "protocol.js", "runtime.js", "sandbox.js", "quiz.js")
-PAGE_STYLES = ("sandbox.css", "quiz.css")
+PAGE_SCRIPTS = ("render.js", "protocol.js", "runtime.js", "sandbox.js", "quiz.js", "trainer.js")
+PAGE_STYLES = ("sandbox.css", "quiz.css", "trainer.css")
 PACKAGES = ("numpy",)  # what the worker loads from the Pyodide distribution before our wheel
 BOOT_TIMEOUT_MS = 60_000
 

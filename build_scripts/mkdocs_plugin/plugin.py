@@ -22,6 +22,7 @@ from build_scripts.markdown.figure import read_figure
 from build_scripts.markdown.quantities import QuantityPreprocessor
 from build_scripts.markdown.quiz import read_quiz
 from build_scripts.markdown.sandbox import read_placement
+from build_scripts.markdown.trainer import read_trainer
 from build_scripts.mkdocs_plugin.config import ExplainerConfig
 from build_scripts.pyodide_runtime import RuntimeSetupError
 from explainer.sandbox import registry
@@ -33,6 +34,8 @@ REQUIRED_EXTENSIONS = {
     "build_scripts.markdown.figure": "figure",
     "build_scripts.markdown.quiz": "quiz",
 }
+# Needed only by pages that place a training lab (`/// trainer`).
+TRAINER_EXTENSION = "build_scripts.markdown.trainer"
 # Not blocks, but pages rely on them being there: `{{ quantity }}`.
 ALSO_REQUIRED = ("build_scripts.markdown.quantities",)
 
@@ -75,9 +78,14 @@ class ExplainerPlugin(BasePlugin[ExplainerConfig]):
             # The lines as the extensions get them: Python-Markdown first turns tabs into spaces and CRLF into LF.
             lines = NormalizeWhitespace(self.markdown).run(markdown.split("\n"))
             lines = QuantityPreprocessor(None).run(lines)  # blocks may quote {{ quantities }}
-            for block in find_blocks(lines, set(REQUIRED_EXTENSIONS.values())):
+            for block in find_blocks(lines, {*REQUIRED_EXTENSIONS.values(), "trainer"}):
                 if block.name == "sandbox":
                     self.figure_jobs += read_placement(block, sandboxes).figure_jobs()
+                elif block.name == "trainer":
+                    if TRAINER_EXTENSION not in config.markdown_extensions:
+                        raise MarkdownSourceError(block.line, f"add '- {TRAINER_EXTENSION}' to markdown_extensions in "
+                                                              "mkdocs.yml (the trainer block)")
+                    self.figure_jobs += read_trainer(block).figure_jobs()
                 elif block.name == "figure":
                     self.figure_jobs += read_figure(block)[2]
                 else:
