@@ -1,9 +1,9 @@
 """The files a built site needs for live sandboxes: the browser code, our wheel, the runtime manifest, and (when the
 site hosts it) the Pyodide runtime itself. Plain functions: the MkDocs plugin calls them, and so could any build.
 
-    <site>/assets/explainer/   sandbox.js, worker.js, render.js, protocol.js, quiz.js, trainer.js, sandbox.css, quiz.css,
-                               trainer.css, theme.json,
-                               runtime.json (render.js and sandbox.css with their generated parts: browser_files.py)
+    <site>/assets/explainer/   sandbox.js, worker.js, render.js, protocol.js, cells.js, quiz.js, trainer.js, sandbox.css,
+                               cells.css, quiz.css, trainer.css, theme.json, runtime.json (render.js and sandbox.css with
+                               their generated parts: browser_files.py), editor.js (the bundled code editor)
     <site>/assets/explainer/wheels/<sha256[:16]>/explainer-<version>-py3-none-any.whl
     <site>/assets/pyodide/0.27.7/   the runtime, only with self_host
 
@@ -18,13 +18,15 @@ from pathlib import Path
 
 from build_scripts import browser_files, pyodide_runtime
 from build_scripts._files import write_atomic
+from build_scripts.editor_bundle import BUNDLE_NAME, build_editor_bundle
 from build_scripts.wheel import build_wheel
 
 ASSET_DIR = "assets/explainer"  # site-relative
 PYODIDE_SITE_DIR = f"assets/pyodide/{pyodide_runtime.PYODIDE_VERSION}"
 # Scripts every page loads, in order (small; they fetch nothing until a page has a sandbox).
-PAGE_SCRIPTS = ("render.js", "protocol.js", "runtime.js", "sandbox.js", "quiz.js", "trainer.js")
-PAGE_STYLES = ("sandbox.css", "quiz.css", "trainer.css")
+# cells.js loads the code editor (editor.js, bundled by build_scripts/editor_bundle.py) only on pages with a cell.
+PAGE_SCRIPTS = ("render.js", "protocol.js", "runtime.js", "sandbox.js", "cells.js", "quiz.js", "trainer.js")
+PAGE_STYLES = ("sandbox.css", "cells.css", "quiz.css", "trainer.css")
 PACKAGES = ("numpy",)  # what the worker loads from the Pyodide distribution before our wheel
 BOOT_TIMEOUT_MS = 60_000
 
@@ -82,6 +84,7 @@ def write_site_runtime(site_dir: Path, *, self_host: bool, runtime_dir: Path = p
     wheel = wheel_entry(wheel_path)
     wheel_url = f"wheels/{wheel.sha256[:16]}/{wheel.file_name}"
     copy_browser_files(site_dir)
+    link_or_copy(build_editor_bundle(), site_dir / ASSET_DIR / BUNDLE_NAME)
     (site_dir / ASSET_DIR / wheel_url).parent.mkdir(parents=True, exist_ok=True)
     shutil.copy2(wheel_path, site_dir / ASSET_DIR / wheel_url)
     if self_host:

@@ -6,9 +6,10 @@ exactly what Pyodide runs.
 
 Cells: `run_cell_json` runs a reader's code in a namespace kept per session (cells of one session share it, in the
 order they run). Output is streamed through the emitter the worker installs (`set_emitter`): `emit("stdout", text)`,
-`emit("stderr", text)`, `emit("figure", json)` for `show(figure)`. The reply carries the value of the last expression
-(its repr) and the result of the cell's check; an exception comes back with a traceback that starts at the reader's
-code and the line it failed on.
+`emit("stderr", text)`, `emit("figure", json)` for `show(figure)`; each printed line goes out when it is complete, and
+a loop that prints faster than a reader can follow is sent in batches. The reply carries the value of the last
+expression (its repr) and the result of the cell's check; an exception comes back with a traceback that starts at the
+reader's code and the line it failed on.
 
 Streams: a stream is a generator function registered by name (`@stream("name")`). The worker opens one with
 `open_stream`, asks for one step at a time with `step_stream` (each step is one chunk of work, and the worker answers
@@ -30,8 +31,12 @@ CELL_FILE = "<cell>"  # the file name the reader's code runs under: its frames a
 SETUP_FILE = "<setup>"
 CHECK_FILE = "<check>"
 OUTPUT_LIMIT = 200_000  # characters of output per run; past it the rest is dropped, with one line saying so
-FLUSH_SECONDS = 0.03  # output is sent at most this often (and at the end), so a print loop cannot flood the page
+FLUSH_SECONDS = 0.03  # batched output goes out at most this often (and at the end): a print loop cannot flood the page
 FLUSH_CHARACTERS = 8192
+# A completed line goes out at once (a print before a long computation shows while it runs), up to a burst of this
+# many lines; the allowance refills at LINES_PER_SECOND, and past it output waits for the next batch.
+LINE_BURST = 20
+LINES_PER_SECOND = 50
 RESULT_LIMIT = 20_000  # characters of the last expression's repr
 
 
@@ -59,7 +64,8 @@ class _Channel:
         self.pending: list[list[str]] = []  # [kind, text] runs not sent yet, consecutive kinds merged
         self.size = 0
         self.stdout_text: list[str] = []  # everything printed to stdout, for the output check
-        self.last_flush = time.monotonic()
+        self.last_flush = self.last_line = time.monotonic()
+        self.line_allowance = float(LINE_BURST)  # completed lines that may still go out at once
 
     def write(self, kind: str, text: str) -> None:
         if kind == "stdout":
@@ -76,8 +82,18 @@ class _Channel:
         if self.budget <= 0:
             self.pending.append(["stderr", f"\n… output cut here: more than {OUTPUT_LIMIT:,} characters\n"])
             self.flush()
-        elif self.size >= FLUSH_CHARACTERS or time.monotonic() - self.last_flush >= FLUSH_SECONDS:
+        elif ("\n" in kept and self._line_may_go()) or self.size >= FLUSH_CHARACTERS \
+                or time.monotonic() - self.last_flush >= FLUSH_SECONDS:
             self.flush()
+
+    def _line_may_go(self) -> bool:
+        now = time.monotonic()
+        self.line_allowance = min(LINE_BURST, self.line_allowance + (now - self.last_line) * LINES_PER_SECOND)
+        self.last_line = now
+        if self.line_allowance < 1:
+            return False
+        self.line_allowance -= 1
+        return True
 
     def flush(self) -> None:
         pending, self.pending, self.size = self.pending, [], 0

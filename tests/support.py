@@ -55,6 +55,22 @@ def copy_project_site_sources(destination: Path) -> Path:
     return destination / "mkdocs.yml"
 
 
+def build_pages(destination: Path, pages: dict[str, str], site_dir: Path,
+                site_url: str) -> subprocess.CompletedProcess:
+    """Build a site of the given pages ({"cells.md": markdown, ...}, in nav order) with the project's own mkdocs.yml,
+    plugin, theme and browser code: a copy of the project whose docs/ holds only these pages (and the assets)."""
+    destination.mkdir(parents=True, exist_ok=True)
+    config = copy_project_site_sources(destination)
+    for page in (destination / "docs").rglob("*.md"):
+        page.unlink()
+    for name, text in pages.items():
+        (destination / "docs" / name).write_text(text, encoding="utf-8")
+    nav = "".join(f"  - {name}\n" for name in pages)
+    text = config.read_text()
+    config.write_text(text[: text.index("\nnav:")] + f"\nnav:\n{nav}")
+    return run_mkdocs_build(config, site_dir, site_url=site_url)
+
+
 class SiteRequestHandler(http.server.SimpleHTTPRequestHandler):
     """Static files with the MIME types Pyodide needs (a .wasm served as anything else makes 0.27 hang)."""
 
@@ -135,4 +151,28 @@ def elements_by_page(site: Path, tag: str, css_class: str, attribute: str) -> di
         finder.feed(html.read_text())
         if finder.found:
             pages[html.parent.relative_to(site).as_posix().removesuffix(".") + "/"] = finder.found
+    return pages
+
+
+def nav_pages(config_file: Path = PROJECT_ROOT / "mkdocs.yml") -> list[str]:
+    """Every page of the site's navigation as a path from the site root ("" for the home page, else ending in "/"),
+    read from mkdocs.yml: a lesson added to the nav is tested without editing any test."""
+    import yaml
+
+    class Loader(yaml.SafeLoader):  # mkdocs.yml's !ENV and !!python/name tags do not matter for the nav
+        pass
+
+    Loader.add_multi_constructor("", lambda loader, suffix, node: None)
+    pages = []
+
+    def walk(items):
+        for item in items:
+            target = next(iter(item.values())) if isinstance(item, dict) else item
+            if isinstance(target, list):
+                walk(target)
+            elif isinstance(target, str) and target.endswith(".md"):
+                stem = target.removesuffix(".md")
+                pages.append("" if stem == "index" else stem.removesuffix("/index") + "/")
+
+    walk(yaml.load(config_file.read_text(encoding="utf-8"), Loader=Loader)["nav"])
     return pages

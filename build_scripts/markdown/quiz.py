@@ -229,7 +229,7 @@ class _Reader:
                                                 "add 'predict:' to the quiz", "feedback")
             if label not in readouts:
                 raise self.answer_error(number, f"no readout {label!r}{closest(label, readouts)}; the sandbox's "
-                                                f"readouts: {', '.join(readouts)}", "feedback")
+                                                f"readouts: {', '.join(map(repr, readouts))}", "feedback")
             return f"`{LIVE_MARK}{label}{LIVE_MARK}{readouts[label]}{LIVE_MARK}`"
         return RE_LIVE.sub(placeholder, feedback)
 

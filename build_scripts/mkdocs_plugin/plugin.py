@@ -18,6 +18,7 @@ from build_scripts.markdown._blocks import (
     MarkdownSourceError,
     find_blocks,
 )
+from build_scripts.markdown.cell import find_cells, read_cell
 from build_scripts.markdown.figure import read_figure
 from build_scripts.markdown.quantities import QuantityPreprocessor
 from build_scripts.markdown.quiz import read_quiz
@@ -90,6 +91,8 @@ class ExplainerPlugin(BasePlugin[ExplainerConfig]):
                     self.figure_jobs += read_figure(block)[2]
                 else:
                     read_quiz(block, lines)
+            for cell in find_cells(lines):
+                read_cell(cell)
         except MarkdownSourceError as error:
             raise PluginError(str(error)) from None
         return markdown

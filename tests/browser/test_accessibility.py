@@ -1,7 +1,8 @@
 """Every page of the built site, as readers use it, audited with axe-core for WCAG 2.1 A and AA in both palettes.
 
-"As readers use it" means after the sandboxes have gone live and with every quiz answered (wrongly, so the verdicts,
-explanations and result line are all on screen). Serious and critical violations fail; the others are printed. Plain
+"As readers use it" means after the sandboxes have gone live, with every quiz answered (wrongly, so the verdicts,
+explanations and result line are all on screen), and with every code cell's editor in place and the first cell of the
+page run (its output, value and check verdict on screen). Serious and critical violations fail; the others are printed. Plain
 checks of the live DOM follow: headings in order, alt text, labelled controls.
 """
 
@@ -43,7 +44,7 @@ def site_pages(built_site) -> list[str]:
 
 
 def open_as_readers_see_it(page, url: str) -> None:
-    """Load a page, bring each sandbox live, and answer each quiz with a wrong choice."""
+    """Load a page, bring each sandbox live, answer each quiz with a wrong choice, run the page's first cell."""
     page.goto(url)
     page.wait_for_load_state("load")
     figures = page.locator("figure.sandbox")
@@ -57,6 +58,12 @@ def open_as_readers_see_it(page, url: str) -> None:
         quiz.locator(".quiz__answer[data-correct=false] .quiz__label").first.click()
         quiz.locator(".quiz__check").click()
         quiz.locator(".quiz__result").filter(has_text=re.compile(".")).wait_for()
+    if page.locator("div.cell").count():
+        page.wait_for_function("[...document.querySelectorAll('div.cell')].every(c => c.dataset.state === 'ready')")
+        first = page.locator("div.cell").first
+        first.locator(".cell__run").click()
+        page.wait_for_function("c => !['ready', 'running'].includes(c.dataset.state)", arg=first.element_handle(),
+                               timeout=BOOT_TIMEOUT_MS)
 
 
 def set_palette(page, dark: bool) -> None:

@@ -2,6 +2,7 @@
 sessions) and streams, exactly as the browser's worker calls them (JSON in, JSON out)."""
 
 import json
+import time
 
 import pytest
 
@@ -109,6 +110,20 @@ def test_show_sends_a_validated_figure_description_after_what_was_printed(emitte
     assert description["marks"][0]["x"] == 0.5
     error = run(code="show({'marks': []})")["error"]
     assert "figure keys" in error["message"]
+
+
+def test_a_line_printed_before_a_long_computation_is_sent_before_the_computation_ends():
+    sent = []
+    live.set_emitter(lambda kind, text: sent.append((time.monotonic(), text)))
+    try:
+        started = time.monotonic()
+        run(code="import time\nprint('before')\ntime.sleep(0.5)\nprint('after')")
+    finally:
+        live.set_emitter(None)
+        live.reset_session("page")
+    assert "".join(text for _, text in sent) == "before\nafter\n"
+    assert sent[0][1] == "before\n" and sent[0][0] - started < 0.25 < sent[1][0] - started, \
+        "each line goes out when it is complete, not with the next one"
 
 
 def test_runaway_output_is_cut_with_one_line_saying_so(emitted):

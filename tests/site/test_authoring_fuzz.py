@@ -9,6 +9,7 @@ Never a traceback (an exception other than the build's own error), never a half-
 """
 
 import contextlib
+import contextvars
 import logging
 import os
 import re
@@ -238,7 +239,9 @@ def build_page(project: Path, page: str):
     logger.addHandler(errors)
     try:
         with contextlib.chdir(project):
-            build(load_config(str(project / "mkdocs.yml"), site_dir=str(site)))
+            # In a context of its own: the build sets per-page context variables (the page's path, its depth) that
+            # must not leak into the tests that run after this one in the same process.
+            contextvars.copy_context().run(build, load_config(str(project / "mkdocs.yml"), site_dir=str(site)))
     except (Abort, BuildError, PluginError):
         return errors.lines, None
     finally:
