@@ -175,15 +175,15 @@ def _loss_limits(values) -> tuple[float, float]:
 
 
 def curve_figure(settings: Mapping, curve: Curve | None, reference: Mapping | None, final: bool = False) -> dict:
-    """The run so far (training and validation loss, log scale) over the build-time run of the same configuration."""
-    steps = check_settings(settings)["steps"]
+    """The run so far (training and validation loss, log scale) over the build-time run of the same configuration,
+    drawn to its end (a longer run than the reader's shows where more steps lead)."""
+    steps = max(check_settings(settings)["steps"], reference["steps"] if reference else 0)
     marks, readouts, shown = [], [], [CHANCE]
     marks.append(fig.line([0, steps], [CHANCE, CHANCE], color="muted", width=1, dash=True, label="chance (ln 10)"))
     if reference:
         points = reference["curve"]
-        marks.append(fig.line(points["step"], points["train"], color="muted", width=1, dash=True,
-                              label="build time: training"))
-        marks.append(fig.line(points["step"], points["val"], color="muted", width=2, label="build time: validation"))
+        marks.append(fig.line(points["step"], points["train"], color="muted", width=1, label="build time: training"))
+        marks.append(fig.line(points["step"], points["val"], color="muted", width=2.5, label="build time: validation"))
         shown += [v for v in points["train"] + points["val"] if v is not None]
         readouts.append(fig.readout(f"build time, validation loss at step {points['step'][-1]}", points["val"][-1]))
     if curve and curve.val_steps:

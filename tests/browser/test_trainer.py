@@ -1,7 +1,8 @@
 """The training lab in Chromium on the real runtime (offline Pyodide 0.27.7, the site's own worker): a run draws its
 curve chunk by chunk and ends with generations; Stop halts the worker within one chunk and the curve stays; a
-sandbox on the same page answers during a run; changing a setting stops the run and shows that setting's reference;
-leaving the page stops the run and coming back shows the run completed before; the browser's losses are CPython's.
+sandbox on the same page answers during a run, and a code cell runs in between; changing a setting stops the run and
+shows that setting's reference; leaving the page stops the run and coming back shows the run completed before; the
+browser's losses are CPython's.
 
 A page written from the Markdown blocks (a trainer and a sandbox) is placed into the built site, so it uses the
 site's own browser files, runtime and static views; the navigation test uses the lesson page itself.
@@ -181,6 +182,21 @@ def test_a_sandbox_on_the_page_answers_during_a_run(browser, site_url, lab_page)
         assert state(page) == "training", "the sandbox answered while the run went on"
     chunks = int(lab(page).get_attribute("data-chunks"))
     wait_chunks(page, chunks + 1)
+    lab(page).get_by_role("button", name="Stop").click()
+    browser.assert_clean()
+
+
+def test_a_code_cell_and_a_run_share_the_worker(browser, site_url, lab_page):
+    page = browser.page
+    open_lab(page, site_url + lab_page)
+    train(page, LONG, chunks=2)
+    # A cell holds the worker for a second (one synchronous call); the run waits for it, then goes on.
+    reply = page.evaluate("""() => ExplainerRuntime.call('run', {code: 'import time\\ntime.sleep(1)\\n6 * 7',
+                                                                session: 'trainer-test'}, {timeoutMs: 30000}).reply""")
+    assert reply["ok"] and reply["value"]["result"] == "42", reply
+    assert state(page) == "training", "the run was not stopped for the cell's work"
+    train_after = int(lab(page).get_attribute("data-chunks"))
+    wait_chunks(page, train_after + 2)
     lab(page).get_by_role("button", name="Stop").click()
     browser.assert_clean()
 

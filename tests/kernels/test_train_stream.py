@@ -147,7 +147,8 @@ def test_the_figure_holds_the_run_and_the_reference_on_a_log_scale_that_fits_the
     marks = {mark["label"]: mark for mark in figure["marks"]}
     assert marks["training"]["x"] == [10, 20] and marks["validation"]["y"] == [2.4, 0.001]
     assert figure["axes"]["yscale"] == "log" and figure["axes"]["ylim"] == [1e-3, 10.0]
-    assert figure["axes"]["xlim"] == [0, 100]
+    assert figure["axes"]["xlim"] == [0, 600], "to the end of the build-time run"
+    assert train.curve_figure({"steps": 100}, curve, None)["axes"]["xlim"] == [0, 100]
     assert train.curve_figure({"steps": 100}, curve, REFERENCE, final=True)["marks"][-2]["x"] == [10, 20, 25]
     diverged = train.Curve(losses=[2.0, math.nan], val_steps=[0, 1], val_losses=[2.4, math.nan])
     assert train.curve_figure({}, diverged, None)["status"]["label"] == "DIVERGED"
