@@ -35,6 +35,7 @@ def scan_page(markdown: str) -> list[FigureJob]:
     from build_scripts.markdown.quantities import substitute
     from build_scripts.markdown.quiz import read_quiz
     from build_scripts.markdown.sandbox import read_placement
+    from build_scripts.markdown.trainer import read_trainer
     from explainer.sandbox import registry
 
     sandboxes, jobs = registry(), []
@@ -48,6 +49,8 @@ def scan_page(markdown: str) -> list[FigureJob]:
             jobs += placement.figure_jobs()
         elif block.name == "figure":
             jobs += read_figure(block).figure_jobs
+        elif block.name == "trainer":
+            jobs += read_trainer(block).figure_jobs()
         else:
             read_quiz(block, lines)
     for cell in find_cells(lines):  # a cell holds a code fence: read by its own scanner
