@@ -1,6 +1,5 @@
 """A contributor's mistakes, fuzzed: valid sandbox, figure, quiz, cell and trainer blocks, math and {{ quantity }}
-references are mutated
-(truncated YAML, tabs, unknown keys, wrong types, NaN and huge numbers, unicode, unclosed and nested blocks, blocks in
+references are mutated (truncated YAML, tabs, unknown keys, wrong types, NaN and huge numbers, unicode, unclosed and nested blocks, blocks in
 lists and admonitions, repeated blocks, CRLF files, a byte-order mark) and each page is built for real, in process.
 
 Whatever the mutation, the outcome is one of two:
