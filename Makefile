@@ -12,6 +12,7 @@ VENDOR_DIR := docs/assets/vendor
 VENDOR_STAMP := $(VENDOR_DIR)/.stamp
 CACHE_DIR := build/cache
 PYODIDE_STAMP := build/pyodide/.stamp
+PYODIDE_MATPLOTLIB_STAMP := build/cache/pyodide-matplotlib/.stamp
 PLUGIN_PROJECT := build_scripts/mkdocs_plugin
 HOST ?= 127.0.0.1
 PORT ?= 8000
@@ -49,7 +50,7 @@ test-stress: setup chromium  ## Run the browser tests 5 times in a row with both
 	  $(PY) -m pytest tests/browser -q --cpu-load=$$cores $(PYTEST_ARGS) || exit 1; \
 	done; echo "== $(STRESS_RUNS) of $(STRESS_RUNS) stress runs passed"
 
-bench: setup  ## Run the benchmarks and print a table of ratios.
+bench: setup $(PYODIDE_MATPLOTLIB_STAMP)  ## Run the benchmarks and print a table of ratios.
 	$(PY) -m benchmarks
 
 # The venv is made once with a Python >= 3.12 (see build_scripts/find_python.sh for how it is found).
@@ -97,6 +98,13 @@ move-old-caches:
 	    echo "moving .cache/$$cache to $(CACHE_DIR)/$$cache"; mv .cache/$$cache $(CACHE_DIR)/$$cache; \
 	  fi; \
 	done
+
+# Benchmarks only: Pyodide's own matplotlib 3.8.4 and the wheels it needs, checked against the official lock like the
+# runtime's numpy, cached in build/cache/pyodide-matplotlib/ (bench_matplotlib_pyodide draws our figures with it inside
+# the site's worker; the site never ships it).
+$(PYODIDE_MATPLOTLIB_STAMP): benchmarks/pyodide_matplotlib.py $(PYODIDE_STAMP)
+	$(PY) -m benchmarks.pyodide_matplotlib prepare
+	@touch $@
 
 chromium:  ## Make sure Debian's Chromium is installed (the browser tests drive it; never a downloaded build).
 	@if command -v chromium >/dev/null 2>&1; then :; \
