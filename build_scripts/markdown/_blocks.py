@@ -3,8 +3,8 @@
 The syntax is pymdown-extensions' generic block (`/// name | argument`, an optional YAML body, a closing `///`), so
 lessons read the same as the admonitions and details around them. The blocks are found by a preprocessor rather than
 by pymdownx's block framework because that framework turns a block it cannot parse back into plain text, silently,
-and knows no line numbers; here every error names `file:line` and stops the build (a live preview under Zensical
-shows it in the page instead, see _page.PREVIEW). Which file, and how its raw HTML reaches the site root, is the
+and knows no line numbers; here every error names `file:line` and stops the build (a live preview shows it in the
+page instead, see _page.PREVIEW). Which file, and how its raw HTML reaches the site root, is the
 current page's context (_page.py), whichever engine converts it.
 """
 
@@ -182,18 +182,24 @@ def error_line(error: Exception) -> str:
     return str(error) if isinstance(error, MarkdownSourceError) else f"explainer: {error}"
 
 
+def previewed(error: Exception) -> str:
+    """In a live preview (_page.PREVIEW): report an authoring error and return the box that shows it in the page.
+    Otherwise raise it: the build stops."""
+    if _page.PREVIEW is None:
+        raise error
+    _page.PREVIEW.report(error_line(error))
+    return _page.error_box(str(error))
+
+
 def shown_in_preview(run: Callable[[Preprocessor, list[str]], list[str]]):
-    """Decorate a preprocessor's run: in a live preview (_page.PREVIEW), an authoring error is reported and shown at
-    the top of the page, which keeps its text, instead of stopping the server; otherwise it is raised."""
+    """Decorate a preprocessor's run: in a live preview, an authoring error is reported and shown at the top of the
+    page, which keeps its text, instead of stopping the server; otherwise it is raised."""
 
     def guarded(self: Preprocessor, lines: list[str]) -> list[str]:
         try:
             return run(self, lines)
         except (MarkdownSourceError, FigureError) as error:
-            if _page.PREVIEW is None:
-                raise
-            _page.PREVIEW.report(error_line(error))
-            return [self.md.htmlStash.store(_page.error_box(error)), "", *lines]
+            return [self.md.htmlStash.store(previewed(error)), "", *lines]
 
     return guarded
 
@@ -210,7 +216,10 @@ class BlockPreprocessor(Preprocessor):
     def run(self, lines: list[str]) -> list[str]:
         output, copied = [], 0
         for block in find_blocks(lines, set(self.handlers)):
-            html = self.handlers[block.name](block)
+            try:
+                html = self.handlers[block.name](block)
+            except (MarkdownSourceError, FigureError) as error:
+                html = previewed(error)  # a live preview shows it in the block's place; the others still build
             output.extend(lines[copied : block.line - 1])
             # As many lines as the block had (at least the 3 that keep the HTML its own paragraph), so blocks
             # read after this one still report their authors' line numbers.
