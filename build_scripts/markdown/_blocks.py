@@ -205,9 +205,10 @@ def shown_in_preview(run: Callable[[Preprocessor, list[str]], list[str]]):
 
 
 class BlockPreprocessor(Preprocessor):
-    """Replace each block with the HTML its handler returns (stashed, so Markdown leaves it alone)."""
+    """Replace each block with the HTML its handler returns (stashed, so Markdown leaves it alone), or with the
+    Markdown lines it returns (which do not keep the page's line count: only for blocks read after every other)."""
 
-    def __init__(self, md, handlers: dict[str, Callable[[Block], str]]):
+    def __init__(self, md, handlers: dict[str, Callable[[Block], str | list[str]]]):
         super().__init__(md)
         self.handlers = handlers
         _page.register_page_context(md)
@@ -217,14 +218,17 @@ class BlockPreprocessor(Preprocessor):
         output, copied = [], 0
         for block in find_blocks(lines, set(self.handlers)):
             try:
-                html = self.handlers[block.name](block)
+                placed = self.handlers[block.name](block)
             except (MarkdownSourceError, FigureError) as error:
-                html = previewed(error)  # a live preview shows it in the block's place; the others still build
+                placed = previewed(error)  # a live preview shows it in the block's place; the others still build
             output.extend(lines[copied : block.line - 1])
+            copied = block.end + 1
+            if isinstance(placed, list):
+                output.extend(["", *(block.indent + line if line else line for line in placed), ""])
+                continue
             # As many lines as the block had (at least the 3 that keep the HTML its own paragraph), so blocks
             # read after this one still report their authors' line numbers.
-            replacement = ["", block.indent + self.md.htmlStash.store(html), ""]
+            replacement = ["", block.indent + self.md.htmlStash.store(placed), ""]
             output.extend(replacement + [""] * (block.end + 2 - block.line - len(replacement)))
-            copied = block.end + 1
         output.extend(lines[copied:])
         return output

@@ -33,6 +33,7 @@ def scan_page(markdown: str) -> list[FigureJob]:
     from build_scripts.markdown.cell import find_cells, read_cell
     from build_scripts.markdown.figure import read_figure
     from build_scripts.markdown.quantities import substitute
+    from build_scripts.markdown import reference
     from build_scripts.markdown.quiz import read_quiz
     from build_scripts.markdown.sandbox import read_placement
     from explainer.sandbox import registry
@@ -41,13 +42,15 @@ def scan_page(markdown: str) -> list[FigureJob]:
     # The lines as the extensions get them: Python-Markdown first turns tabs into spaces and CRLF into LF.
     lines = _normalize_whitespace().run(markdown.split("\n"))
     lines = substitute(lines)  # blocks may quote {{ quantities }}
-    for block in find_blocks(lines, set(BLOCK_EXTENSIONS.values())):
+    for block in find_blocks(lines, {*BLOCK_EXTENSIONS.values(), reference.NAME}):
         if block.name == "sandbox":
             placement = read_placement(block, sandboxes)
             placement.view()
             jobs += placement.figure_jobs()
         elif block.name == "figure":
             jobs += read_figure(block).figure_jobs
+        elif block.name == reference.NAME:
+            reference.read_reference(block)
         else:
             read_quiz(block, lines)
     for cell in find_cells(lines):  # a cell holds a code fence: read by its own scanner

@@ -85,6 +85,18 @@ def served(project, tmp_path, request):
         log.close()
 
 
+def pages_saying(url: str, words: str, paths=("sandboxes/", "")) -> str:
+    """The first page's HTML when every page is served and says `words` (else '')."""
+    pages = [fetch(url + path) for path in paths]
+    return pages[0][1] if all(status == 200 and words in html for status, html in pages) else ""
+
+
+def pages_without_banner(url: str) -> str:
+    """The page docs/sandboxes.md makes when it and the home page are served with no error banner (else '')."""
+    pages = [fetch(url + path) for path in ("sandboxes/", "")]
+    return pages[0][1] if all(status == 200 and "Build error" not in html for status, html in pages) else ""
+
+
 BROKEN = "\n/// sandbox | recurrenc\n///\n"  # a misspelt sandbox name
 SHOWN_ERROR = "sandbox &#x27;recurrenc&#x27;: unknown sandbox"  # as the page shows it
 PRINTED_ERROR = "sandbox 'recurrenc': unknown sandbox"  # as the terminal does
@@ -113,19 +125,12 @@ def test_mkdocs_serve_keeps_serving_with_a_banner_naming_the_error_until_the_fix
     good, broken, line = broken_lesson(project)
     where, printed = f"docs/sandboxes.md:{line}: {SHOWN_ERROR}", f"docs/sandboxes.md:{line}: {PRINTED_ERROR}"
     placed = good.count("/// sandbox |")
-
-    def banner_everywhere():
-        pages = [fetch(url + path) for path in ("sandboxes/", "", "lessons/rmsnorm-geometry/")]
-        return all(status == 200 and where in html for status, html in pages) and pages[0][1]
-
-    def banner_gone():
-        return not any("Build error" in fetch(url + path)[1] for path in ("sandboxes/", "")) and fetch(url + "sandboxes/")[1]
-
-    wait_for(banner_gone, "the first build", server)
+    wait_for(lambda: pages_without_banner(url), "the first build", server)
 
     # Broken: every page keeps being served, with the banner; the broken page is its last good version.
     write_atomic(lesson, broken)
-    page = wait_for(banner_everywhere, "the banner on every page", server)
+    page = wait_for(lambda: pages_saying(url, where, ("sandboxes/", "", "lessons/rmsnorm-geometry/")),
+                    "the banner on every page", server)
     assert "A sentence written with the broken block" not in page and "/// sandbox" not in page
     assert page.count('class="sandbox"') == placed > 0
     wait_for(lambda: said(log).count(printed) == 1, "the error printed", server)
@@ -134,7 +139,7 @@ def test_mkdocs_serve_keeps_serving_with_a_banner_naming_the_error_until_the_fix
 
     # Fixed: the banner goes with the next build.
     write_atomic(lesson, good + "\nA sentence written after the fix.\n")
-    page = wait_for(lambda: (html := banner_gone()) and "after the fix" in html and html, "the fixed page", server)
+    page = wait_for(lambda: "after the fix" in (html := pages_without_banner(url)) and html, "the fixed page", server)
     assert page.count('class="sandbox"') == placed
     assert server.poll() is None
     assert "Traceback" not in said(log) and "appear stuck" not in said(log), said(log)
@@ -160,28 +165,22 @@ def test_mkdocs_serve_puts_back_the_last_site_when_a_rebuild_fails_for_another_r
     wait_for(lambda: fetch(url + "sandboxes/")[0] == 200, "the first build", server)
     placed = (project.parent / "docs/sandboxes.md").read_text().count("/// sandbox |")
 
-    def banner_saying(words: str):
-        pages = [fetch(url + path) for path in ("sandboxes/", "")]
-        return all(status == 200 and "Build error" in html and words in html for status, html in pages) and pages[0][1]
-
-    def banner_gone():
-        return all(status == 200 and "Build error" not in html for status, html in map(fetch, (url, url + "sandboxes/")))
-
     good_config = config.read_text()
     write_atomic(config, good_config.replace("\nnav:\n", "\nnav: [\n", 1))  # YAML that does not parse
-    page = wait_for(lambda: banner_saying("error parsing the configuration file"), "the banner", server)
+    page = wait_for(lambda: pages_saying(url, "error parsing the configuration file"), "the banner", server)
+    assert "Build error" in page
     assert page.count('class="sandbox"') == placed > 0  # the site as the last build left it
     write_atomic(config, good_config)
-    wait_for(banner_gone, "the banner gone", server)
+    wait_for(lambda: pages_without_banner(url), "the banner gone", server)
 
     # A bug in the code: a sandbox module that does not compile (its traceback is for the terminal).
     module = project.parent / "explainer/sandboxes/half_written.py"
     write_atomic(module, "def half_written(:\n")
-    page = wait_for(lambda: banner_saying("SyntaxError"), "the banner", server)
+    page = wait_for(lambda: pages_saying(url, "SyntaxError: invalid syntax (half_written.py"), "the banner", server)
     assert page.count('class="sandbox"') == placed
     wait_for(lambda: "Traceback" in said(log) and "half_written.py" in said(log), "the traceback", server)
     module.unlink()
-    wait_for(banner_gone, "the banner gone", server)
+    wait_for(lambda: pages_without_banner(url), "the banner gone", server)
     assert server.poll() is None and "appear stuck" not in said(log), said(log)
 
 
