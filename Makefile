@@ -81,13 +81,14 @@ $(NODE_STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
-# Third-party browser files the site serves itself, so a page fetches nothing from another origin.
-$(VENDOR_STAMP): $(NODE_STAMP)
+# Third-party browser files the site serves itself, so a page fetches nothing from another origin: KaTeX's CSS and
+# fonts only, since formulas are typeset at build time (build_scripts/markdown/math.py). Made again when this
+# recipe changes, so no file an older recipe copied stays in the site.
+$(VENDOR_STAMP): $(NODE_STAMP) Makefile
 	rm -rf $(VENDOR_DIR)
-	mkdir -p $(VENDOR_DIR)/katex/contrib
+	mkdir -p $(VENDOR_DIR)/katex
 	cp -R node_modules/katex/dist/fonts $(VENDOR_DIR)/katex/fonts
-	cp node_modules/katex/dist/katex.min.css node_modules/katex/dist/katex.min.js $(VENDOR_DIR)/katex/
-	cp node_modules/katex/dist/contrib/auto-render.min.js $(VENDOR_DIR)/katex/contrib/
+	cp node_modules/katex/dist/katex.min.css $(VENDOR_DIR)/katex/
 	@touch $@
 
 # The offline Pyodide runtime (npm core + numpy/micropip/packaging wheels checked against its lock), in

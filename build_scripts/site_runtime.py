@@ -2,9 +2,9 @@
 site hosts it) the Pyodide runtime itself. Plain functions: the build pipeline (build_scripts.pipeline) calls them,
 under either engine.
 
-    <site>/assets/explainer/   sandbox.js, worker.js, render.js, protocol.js, cells.js, quiz.js, sandbox.css, cells.css,
-                               quiz.css, theme.json, runtime.json (render.js and sandbox.css with their generated parts:
-                               browser_files.py), editor.js (the bundled code editor)
+    <site>/assets/explainer/   sandbox.js, worker.js, render.js, protocol.js, cells.js, quiz.js, trainer.js, sandbox.css,
+                               cells.css, quiz.css, trainer.css, theme.json, runtime.json (render.js and sandbox.css with
+                               their generated parts: browser_files.py), editor.js (the bundled code editor)
     <site>/assets/explainer/wheels/<sha256[:16]>/explainer-<version>-py3-none-any.whl
     <site>/assets/pyodide/0.27.7/   the runtime, only with self_host
 
@@ -29,8 +29,8 @@ ASSET_DIR = "assets/explainer"  # site-relative
 PYODIDE_SITE_DIR = f"assets/pyodide/{pyodide_runtime.PYODIDE_VERSION}"
 # Scripts every page loads, in order (small; they fetch nothing until a page has a sandbox).
 # cells.js loads the code editor (editor.js, bundled by build_scripts/editor_bundle.py) only on pages with a cell.
-PAGE_SCRIPTS = ("render.js", "protocol.js", "runtime.js", "sandbox.js", "cells.js", "quiz.js")
-PAGE_STYLES = ("sandbox.css", "cells.css", "quiz.css")
+PAGE_SCRIPTS = ("render.js", "protocol.js", "runtime.js", "sandbox.js", "cells.js", "quiz.js", "trainer.js")
+PAGE_STYLES = ("sandbox.css", "cells.css", "quiz.css", "trainer.css")
 PACKAGES = ("numpy",)  # what the worker loads from the Pyodide distribution before our wheel
 BOOT_TIMEOUT_MS = 60_000
 

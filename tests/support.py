@@ -83,7 +83,7 @@ def copy_project_site_sources(destination: Path) -> Path:
     """
     for name in ("mkdocs.yml", "pyproject.toml", "README.md"):
         shutil.copy2(PROJECT_ROOT / name, destination / name)
-    for folder in ("docs", "explainer", "build_scripts"):
+    for folder in ("docs", "explainer", "build_scripts", "overrides"):
         shutil.copytree(PROJECT_ROOT / folder, destination / folder, ignore=shutil.ignore_patterns("__pycache__"))
     (destination / "build" / "cache").mkdir(parents=True)
     for linked in SHARED_WITH_COPIES:
@@ -216,3 +216,14 @@ def nav_pages(config_file: Path = PROJECT_ROOT / "mkdocs.yml") -> list[str]:
 
     walk(yaml.load(config_file.read_text(encoding="utf-8"), Loader=Loader)["nav"])
     return pages
+
+
+def settle_each_sandbox(page, settled: str, timeout_ms: int) -> int:
+    """Scroll to each sandbox of the open page in turn, as a reader would, and wait until the JavaScript condition
+    `settled` (on the figure `f`, e.g. "f.dataset.state === 'live'") holds for it; return how many there are."""
+    figures = page.locator("figure.sandbox")
+    for index in range(figures.count()):
+        figure = figures.nth(index)
+        figure.scroll_into_view_if_needed()
+        page.wait_for_function(f"f => {settled}", arg=figure.element_handle(), timeout=timeout_ms)
+    return figures.count()

@@ -24,7 +24,7 @@
   const OPS = Protocol.OPS;
 
   const DEFAULT_TIMEOUT_MS = 60000;
-  const INTERRUPT_GRACE_MS = 1500;  // how long an interrupted cell may take to stop before its worker is terminated
+  const INTERRUPT_GRACE_MS = 2000;  // how long an interrupted cell may take to stop before its worker is terminated
 
   function firstLine(text, limit = 200) {
     const line = String(text ?? "").split("\n")[0].trim();
@@ -237,14 +237,17 @@
       call.resolve(message);
     }
 
-    /** Forget a request (it resolves as cancelled now) and ask the worker to drop it, or stop it if it streams. */
+    /** Forget a request (it resolves as cancelled now) and ask the worker to drop it, or stop it if it streams.
+     * Returns a promise of the worker's answer, {cancelled}, which comes once the worker has stopped the request
+     * (after the chunk it may be running), or of null if there was nothing to cancel or the worker went away. */
     cancel(id) {
       const call = this.calls.get(id);
-      if (!call || !this.worker) return;
+      if (!call || !this.worker) return Promise.resolve(null);
       clearTimeout(call.timer);
       this.calls.delete(id);
       call.resolve(Protocol.failure(id, {kind: "cancelled", message: "cancelled"}));
-      this.worker.postMessage(Protocol.request(this.nextId++, OPS.CANCEL, {target: id}));
+      const {reply} = this.call(OPS.CANCEL, {target: id}, {timeoutMs: 0});
+      return reply.then((message) => (message.ok ? message.value : null), () => null);
     }
 
     /** Stop the running cell: through the interrupt buffer when there is one (the worker survives, unless it does

@@ -173,6 +173,7 @@ function reset(id, {session}) {
 }
 
 function streamStep(id, args) {
+  if (interruptBuffer) interruptBuffer[0] = 0;  // an interrupt meant for a cell that has just ended must not stop this
   if (!streams.has(id)) {  // the first chunk opens the stream
     const opened = JSON.parse(python.openStream(String(args.name), JSON.stringify(args.args || {})));
     if (opened.error) {

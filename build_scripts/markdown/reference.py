@@ -152,9 +152,9 @@ class ReferenceExtension(Extension):
 
     def extendMarkdown(self, md):
         md.registerExtension(self)
-        # Last of our blocks (its Markdown need not keep the line count: every other block has been read), before
-        # pymdownx.superfences (25) renders the signatures' code blocks.
-        md.preprocessors.register(BlockPreprocessor(md, {NAME: self.place}), "explainer-reference", 29.1)
+        # Last of our blocks, after math (29.1) too (its Markdown need not keep the line count: every other block
+        # has been read), before pymdownx.superfences (25) renders the signatures' code blocks.
+        md.preprocessors.register(BlockPreprocessor(md, {NAME: self.place}), "explainer-reference", 29.05)
 
     @staticmethod
     def place(block: Block) -> list[str]:

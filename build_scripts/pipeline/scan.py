@@ -30,12 +30,13 @@ def scan_page(markdown: str) -> list[FigureJob]:
     """Check one page's blocks (call inside `on_page(...)`) and return the static figures it shows.
 
     Raises MarkdownSourceError (a block or quantity is wrong) or FigureError (a sandbox raises at its values)."""
+    from build_scripts.markdown import reference
     from build_scripts.markdown.cell import find_cells, read_cell
     from build_scripts.markdown.figure import read_figure
     from build_scripts.markdown.quantities import substitute
-    from build_scripts.markdown import reference
     from build_scripts.markdown.quiz import read_quiz
     from build_scripts.markdown.sandbox import read_placement
+    from build_scripts.markdown.trainer import read_trainer
     from explainer.sandbox import registry
 
     sandboxes, jobs = registry(), []
@@ -49,6 +50,8 @@ def scan_page(markdown: str) -> list[FigureJob]:
             jobs += placement.figure_jobs()
         elif block.name == "figure":
             jobs += read_figure(block).figure_jobs
+        elif block.name == "trainer":
+            jobs += read_trainer(block).figure_jobs()
         elif block.name == reference.NAME:
             reference.read_reference(block)
         else:

@@ -75,8 +75,7 @@ markdown_extensions:
   - build_scripts.markdown.figure
   - build_scripts.markdown.quiz
   - admonition
-  - pymdownx.arithmatex:
-      generic: true
+  - build_scripts.markdown.math
   - pymdownx.superfences
   - pymdownx.blocks.admonition
   - pymdownx.blocks.details

@@ -57,15 +57,6 @@ def test_pages_load_nothing_from_another_origin(built_site):
         assert "fonts.googleapis.com" not in page.read_text()
 
 
-def test_math_and_its_typesetter_are_in_the_site(built_site):
-    lesson = (built_site / "lessons/rmsnorm-geometry/index.html").read_text()
-    assert '<div class="arithmatex">\\[' in lesson
-    for asset in ("katex.min.js", "katex.min.css", "contrib/auto-render.min.js"):
-        assert (built_site / "assets/vendor/katex" / asset).is_file(), asset
-        assert f"assets/vendor/katex/{asset}" in lesson
-    assert any((built_site / "assets/vendor/katex/fonts").glob("*.woff2"))
-
-
 def test_a_broken_link_fails_the_strict_build_naming_the_page(tmp_path):
     config = copy_project_site_sources(tmp_path)
     (tmp_path / "docs/lessons/break-the-model.md").write_text("# A page\n\nSee [the missing lesson](missing.md).\n")
