@@ -24,7 +24,7 @@ ENGINE ?= mkdocs
 # too (`make build ENGINE=zensical`), so moving to it is a change of one variable.
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: help setup serve build test test-stress bench chromium clean distclean move-old-caches
+.PHONY: help setup serve build test test-fast check test-stress bench chromium clean distclean move-old-caches
 
 help:  ## List the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 12
@@ -39,6 +39,17 @@ build: setup  ## Build the static site into site/ (what a static host serves); E
 
 test: setup chromium  ## Install what the tests need (Chromium too), then run the whole suite.
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+test-fast: setup  ## The inner loop: the kernel and site tests, no browser (narrow with PYTEST_ARGS="-k quiz").
+	$(PY) -m pytest tests/kernels tests/site $(PYTEST_ARGS)
+
+# A contributor's check before asking for a merge: every page's blocks as the build reads them, the strict build, and
+# the pages changed since CHECK_BASE (docs/ files, or pages placing a changed sandbox) in Chromium.
+CHECK_BASE ?= main
+check: setup chromium  ## Lint every page, build strict, load the pages changed since main in Chromium.
+	$(PY) -m build_scripts.pipeline check
+	@PYTHONPATH=tests $(PY) -m changed_pages $(CHECK_BASE)
+	CHECK_BASE=$(CHECK_BASE) $(PY) -m pytest -q tests/browser/test_changed_pages.py $(PYTEST_ARGS)
 
 # The browser suite STRESS_RUNS times in a row with every core kept busy by the tests' own bounded load
 # (tests/cpu_load.py): the suite must not depend on an idle machine. Stops at the first failing run.
