@@ -17,6 +17,7 @@ PLUGIN_PROJECT := build_scripts/mkdocs_plugin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 PYTEST_ARGS ?=
+BENCH ?=
 # The site engine: mkdocs (MkDocs + Material, the default) or zensical (its successor). Both build the same site.
 ENGINE ?= mkdocs
 
@@ -62,7 +63,7 @@ test-stress: setup chromium  ## Run the browser tests 5 times in a row with both
 	done; echo "== $(STRESS_RUNS) of $(STRESS_RUNS) stress runs passed"
 
 bench: setup $(PYODIDE_MATPLOTLIB_STAMP)  ## Run the benchmarks and print a table of ratios.
-	$(PY) -m benchmarks
+	$(PY) -m benchmarks $(BENCH)
 
 # The venv is made once with a Python >= 3.12 (see build_scripts/find_python.sh for how it is found).
 $(PY):

@@ -20,10 +20,12 @@ import json
 import subprocess
 import sys
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 from build_scripts import pyodide_runtime
 from build_scripts._files import CACHE_DIR, files_digest, refresh
+from build_scripts.progress import Progress
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 PYODIDE_MAGIC = b"\xcb\r\r\n"  # importlib.util.MAGIC_NUMBER of Pyodide 0.27.7's Python (3.12.7; every 3.12.x)
@@ -89,15 +91,21 @@ def _digest(runtime_dir: Path, wheel: Path) -> str:
     return files_digest([path.resolve() for path in inputs], Path("/"))
 
 
-def precompiled_runtime(runtime_dir: Path, wheel: Path, cache_dir: Path = DEFAULT_CACHE_DIR) -> tuple[Path, dict]:
+def precompiled_runtime(runtime_dir: Path, wheel: Path, cache_dir: Path = DEFAULT_CACHE_DIR,
+                        progress: Callable[[str], Progress] = Progress) -> tuple[Path, dict]:
     """The folder of precompiled archives for this runtime and wheel (made once, then kept in the cache) and how many
-    modules each holds compiled: {"python_stdlib.zip": n, "numpy-….whl": n, "explainer-….whl": n}."""
+    modules each holds compiled: {"python_stdlib.zip": n, "numpy-….whl": n, "explainer-….whl": n}. Making them shows
+    progress; finding them in the cache says nothing."""
     if not can_precompile():
         raise PrecompileError(f"bytecode for Pyodide needs Python 3.12 (this is {sys.version.split()[0]})")
     lock = pyodide_runtime.read_official_lock()
     numpy = runtime_dir / lock["packages"]["numpy"]["file_name"]
 
     def make(folder: Path) -> None:
+        with progress("compiling the modules the lessons import for Pyodide"):
+            _make(folder)
+
+    def _make(folder: Path) -> None:
         wanted = imported_files(runtime_dir, wheel)
         counts = {
             "python_stdlib.zip": precompile_archive(runtime_dir / "python_stdlib.zip", folder / "python_stdlib.zip",
