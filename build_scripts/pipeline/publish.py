@@ -9,16 +9,21 @@ the pages again nor imports anything heavy.
 import functools
 import hashlib
 import json
+import re
+import xml.etree.ElementTree as ElementTree
 from collections.abc import Callable
 from pathlib import Path
 
 from build_scripts import site_runtime
 from build_scripts._files import code_digest, write_atomic
 from build_scripts.figures.jobs import FigureJob, render_all
+from build_scripts.figures.theme import PT
 from build_scripts.markdown._blocks import FIGURE_DIR
 from build_scripts.pipeline.config import Site
 from build_scripts.progress import Progress
 
+# A static figure's <img>: its file under assets/figures/ and the rest of the tag (see size_figure_images).
+RE_FIGURE_IMAGE = re.compile(r'<img (?P<attributes>[^>]*?src="[^"]*%s/(?P<file>[^"#/]+\.svg)[^>]*?)\s*/?>' % FIGURE_DIR)
 STATE_FILE = "pages.json"  # in the figure cache: the figures the pages showed, and the inputs they were read from
 
 
@@ -65,12 +70,44 @@ def link_figures(site: Site, files: list[str], site_dir: Path) -> None:
         site_runtime.link_or_copy(site.cache_dir / name, target / name)
 
 
+def svg_size(path: Path) -> tuple[int, int]:
+    """An SVG's width and height in CSS pixels (matplotlib writes them in points)."""
+    root = ElementTree.parse(path).getroot()
+    return tuple(round(float(root.get(name).removesuffix("pt")) / PT) for name in ("width", "height"))
+
+
+def size_figure_images(site_dir: Path) -> None:
+    """Give every static figure's <img> the width and height of its SVG, so the browser keeps its place before it
+    loads and the text under it does not jump. The pages are written before the figures are drawn (an illustration
+    decides its own height), so this is done here, once both exist."""
+    sizes: dict[str, tuple[int, int]] = {}
+
+    def sized(match: re.Match) -> str:
+        attributes = match["attributes"]
+        if re.search(r"\swidth=", " " + attributes):
+            return match[0]
+        name = match["file"]
+        if name not in sizes:
+            sizes[name] = svg_size(site_dir / FIGURE_DIR / name)
+        width, height = sizes[name]
+        return f'<img {attributes} width="{width}" height="{height}">'
+
+    for page in site_dir.rglob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        if FIGURE_DIR not in text:
+            continue
+        new = RE_FIGURE_IMAGE.sub(sized, text)
+        if new != text:
+            write_atomic(page, new)
+
+
 def publish(site: Site, figure_files: list[str], site_dir: Path | None = None,
             emit: Callable[[str], None] | None = None) -> dict | None:
     """Write our part into a built site (mkdocs.yml's site_dir unless given): figures, page code and, unless the
     pipeline is disabled, the live runtime. Returns the runtime manifest (None when disabled)."""
     site_dir = site_dir or site.site_dir
     link_figures(site, figure_files, site_dir)
+    size_figure_images(site_dir)
     site_runtime.copy_browser_files(site_dir)
     if not site.options.enabled:
         return None
