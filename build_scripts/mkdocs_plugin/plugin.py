@@ -11,9 +11,10 @@ from build_scripts.markdown._blocks import MarkdownSourceError, error_line
 from build_scripts.markdown._page import PAGE, mkdocs_page
 from build_scripts.mkdocs_plugin.config import ExplainerConfig
 from build_scripts.pipeline.config import PipelineConfig, Site, SiteConfigError, check_site
-from build_scripts.pipeline.publish import publish, render_figures
+from build_scripts.pipeline.publish import package_data, publish, render_figures
 from build_scripts.pipeline.scan import scan_page
 from build_scripts.pyodide_runtime import RuntimeSetupError
+from build_scripts.trained_weights import ExportMismatch
 
 log = logging.getLogger("mkdocs.plugins.explainer")
 
@@ -33,6 +34,10 @@ class ExplainerPlugin(BasePlugin[ExplainerConfig]):
 
     def on_pre_build(self, config):
         self.figure_jobs = []
+        try:
+            package_data(log.info)  # before any page is read: the lab's trained weights
+        except ExportMismatch as error:
+            raise PluginError(error_line(error)) from None
 
     def on_page_markdown(self, markdown, page, config, files):
         docs_dir = self.site.shown(self.site.docs_dir)

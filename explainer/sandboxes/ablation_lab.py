@@ -4,13 +4,21 @@ import numpy as np
 
 from explainer import figure as fig
 from explainer import idle
-from explainer.ablation import MAX_DEPTH, AblationConfig, prepare, run_ablation, tokenize
-from explainer.sandbox import IntParam, Toggle, sandbox
+from explainer.ablation import (MAX_DEPTH, AblationConfig, prepare, run_ablation, tokenize, trained_config,
+                                trained_shape)
+from explainer.sandbox import Choice, IntParam, Toggle, sandbox
+from explainer.tasks import ALPHABET
 
 SENTENCE = "the hungry cat chases the small grey dog"
 SWAPPED = "the small grey dog chases the hungry cat"  # the same words, the roles of cat and dog exchanged
+# The trained model reads its own task: a reversal, letters a to j. Neither string is among its training strings.
+REVERSAL = "badge|egdab"
+REVERSAL_SWAPPED = "egdab|badge"  # the same letters, prompt and answer exchanged: another correct reversal
+WEIGHTS = (("random", "random (seeded)"), ("trained", "trained to reverse strings"))
 RMS_LIMITS = (1e-4, 1e4)  # fixed, so turning a switch moves the bars instead of the axis
 SENTENCE_IDS, SWAPPED_IDS = tokenize(SENTENCE), tokenize(SWAPPED)
+REVERSAL_IDS, REVERSAL_SWAPPED_IDS = ([ALPHABET.index(c) for c in text] for text in (REVERSAL, REVERSAL_SWAPPED))
+INPUTS = {"random": (SENTENCE_IDS, SWAPPED_IDS), "trained": (REVERSAL_IDS, REVERSAL_SWAPPED_IDS)}
 TONES = {"HEALTHY": "good", "VANISHING": "warn", "EXPLODING": "bad", "NAN": "bad"}
 
 
@@ -20,13 +28,16 @@ TONES = {"HEALTHY": "good", "VANISHING": "warn", "EXPLODING": "bad", "NAN": "bad
     Toggle("rmsnorm", "RMSNorm (pre-norm)", True),
     Toggle("causal_mask", "Causal mask", True),
     IntParam("depth", "Depth", 1, MAX_DEPTH, default=12, unit="layers"),
+    Choice("weights", "Weights", WEIGHTS, "random"),
     title="Ablation lab",
 )
-def ablation_lab(positional: bool, residual: bool, rmsnorm: bool, causal_mask: bool, depth: int) -> dict:
+def ablation_lab(positional: bool, residual: bool, rmsnorm: bool, causal_mask: bool, depth: int,
+                 weights: str) -> dict:
     """Per-layer signal of a toy transformer with any of its four pillars switched off."""
     switches = {"positional": positional, "residual": residual, "rmsnorm": rmsnorm, "causal_mask": causal_mask}
-    config = _config(depth, **switches)
-    result = run_ablation(config, SENTENCE_IDS, SWAPPED_IDS)
+    config = lab_config(depth, weights, **switches)
+    asked, depth = depth, config.depth  # the trained model has fewer blocks than the slider offers
+    result = run_ablation(config, *INPUTS[weights])
     layers = np.arange(depth + 1)
     # On a log axis a bar starts at the bottom edge; values past the top are drawn clipped at the edge.
     stream = np.clip(result.residual_rms, *RMS_LIMITS)
@@ -46,18 +57,30 @@ def ablation_lab(positional: bool, residual: bool, rmsnorm: bool, causal_mask: b
             fig.readout("stream RMS, last layer", result.residual_rms[final]),
             fig.readout("tokens still distinct", 100 * distinct, unit="%", digits=1),
         ],
-        status=fig.status(result.status, TONES[result.status], result.reason),
+        status=fig.status(result.status, TONES[result.status], _reason(result.reason, config, asked)),
     )
-    idle.later("ablation_lab", _preparing(depth, switches))
+    idle.later("ablation_lab", _preparing(depth, weights, switches))
     return description
 
 
-def _config(depth: int, positional: bool, residual: bool, rmsnorm: bool, causal_mask: bool) -> AblationConfig:
-    return AblationConfig(depth=depth, positional="rope" if positional else "none", residual=residual,
-                          norm="rmsnorm" if rmsnorm else "none", causal_mask=causal_mask)
+def lab_config(depth: int, weights: str, positional: bool, residual: bool, rmsnorm: bool,
+               causal_mask: bool) -> AblationConfig:
+    """The model the lab runs for its controls (the trained one never deeper than its own blocks)."""
+    switches = {"positional": "rope" if positional else "none", "residual": residual,
+                "norm": "rmsnorm" if rmsnorm else "none", "causal_mask": causal_mask}
+    if weights == "trained":
+        return trained_config(depth=min(depth, trained_shape()["depth"]), **switches)
+    return AblationConfig(depth=depth, **switches)
 
 
-def _preparing(depth: int, switches: dict):
+def _reason(reason: str, config: AblationConfig, asked: int) -> str:
+    """The status's reason, saying so when the trained model has fewer blocks than the depth asked for."""
+    if config.depth < asked:
+        return f"{reason} (the trained model has {config.depth} blocks: all of them are shown)"
+    return reason
+
+
+def _preparing(depth: int, weights: str, switches: dict):
     """The lab's work for idle time: a step that computes one block of what the reader's next change may need.
 
     A switch flipped at depth 24 asks for 24 blocks never computed: more than a frame in Pyodide (about 0.6 ms a
@@ -65,12 +88,12 @@ def _preparing(depth: int, switches: dict):
     arrangements in turn, the blocks of the arrangements one switch away and the deeper blocks of this one (for the
     depth slider's End key). The step returns True once all of them are computed.
     """
-    waiting = [_config(depth, **{**switches, name: not on}) for name, on in switches.items()]
-    waiting.append(_config(MAX_DEPTH, **switches))
+    waiting = [lab_config(depth, weights, **{**switches, name: not on}) for name, on in switches.items()]
+    waiting.append(lab_config(MAX_DEPTH, weights, **switches))
 
     def step() -> bool:
         config = waiting.pop(0)
-        if not prepare(config, SENTENCE_IDS, SWAPPED_IDS, blocks=1):
+        if not prepare(config, *INPUTS[weights], blocks=1):
             waiting.append(config)
         return not waiting
 

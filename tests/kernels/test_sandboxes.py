@@ -285,3 +285,36 @@ def test_the_ablation_lab_computes_the_arrangements_one_switch_away_in_idle_time
     assert steps == 4 * 6 + (MAX_DEPTH - 6)  # one block per task
     assert {key[0].residual for key in ablation._LAYERS_CACHE} == {True, False}
     ablation.clear_cache()
+
+
+# ---- the ablation lab on trained weights --------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def trained_weights():
+    from build_scripts.trained_weights import export
+
+    export()
+
+
+def test_the_lab_on_trained_weights_reads_a_reversal_it_never_trained_on(trained_weights):
+    from explainer.sandboxes.ablation_lab import REVERSAL, REVERSAL_SWAPPED
+    from explainer.trained import trained_model
+    from explainer.tasks import decode, make_task
+    from explainer.training import TrainingConfig
+
+    config = TrainingConfig(**trained_model()[0])
+    data = make_task(config.task, config.length, config.train_size, config.validation_size, config.seed)
+    trained_on = {decode(row) for row in data.train}
+    assert REVERSAL not in trained_on and REVERSAL_SWAPPED not in trained_on
+    prompt, answer = REVERSAL.split("|")
+    assert answer == prompt[::-1] and REVERSAL_SWAPPED == f"{answer}|{prompt}"
+
+
+def test_the_lab_on_trained_weights_shows_its_eight_blocks_and_says_so_when_asked_for_more(trained_weights):
+    deep = render("ablation_lab", weights="trained", depth=20)
+    eight = render("ablation_lab", weights="trained", depth=8)
+    assert deep["marks"] == eight["marks"] and deep["readouts"] == eight["readouts"]
+    assert "the trained model has 8 blocks" in deep["status"]["detail"]
+    assert "blocks" not in eight["status"]["detail"]
+    assert render("ablation_lab", weights="trained", depth=3)["readouts"] != eight["readouts"]
