@@ -13,8 +13,8 @@ import numpy as np
 from build_scripts.quantities import number, quantity
 from build_scripts import trained_weights
 from explainer.ablation import (EXPLODING_GROWTH, MAX_DEPTH, VANISHING_GROWTH, VANISHING_TOKEN_SIGNAL, AblationConfig,
-                                AblationResult, run_ablation, tokenize)
-from explainer.sandboxes.ablation_lab import INPUTS, lab_config
+                                AblationResult, gradient_norms, run_ablation, tokenize)
+from explainer.sandboxes.ablation_lab import INPUTS, lab_config, mean_cosine
 from explainer.sandboxes.ablation_lab import SENTENCE as LAB_SENTENCE
 from explainer.sandboxes.ablation_lab import SWAPPED as LAB_SWAPPED
 
@@ -243,6 +243,62 @@ def _():
 @quantity("ablation.no_residual_sensitivity_24")
 def _():
     return scientific(lab(24, residual=False).word_order_sensitivity)
+
+
+# ---- experiment 2, seen: how alike the positions are, and the gradient going down -------------------------------
+
+
+def similarity(layer: int, depth: int = MAX_DEPTH, **switches) -> float:
+    """The lab's "mean cosine between positions" at `layer` of a run `depth` blocks deep."""
+    return mean_cosine(np.array(lab(depth, **switches).cosine_similarity[layer]))
+
+
+def gradient_kept(depth: int = MAX_DEPTH, **switches) -> float:
+    """The lab's "gradient at the embeddings ÷ at the last layer"."""
+    result = lab(depth, **switches)
+    norms = gradient_norms(result.config, *INPUTS[result.config.weights]).gradient_norm
+    return norms[0] / norms[-1]
+
+
+@quantity("ablation.similarity_no_residual_4")
+def _():
+    value = similarity(4, residual=False)
+    require(value > 0.99, "without the residual the positions point the same way by layer 4")
+    return number(value, 3)
+
+
+@quantity("ablation.similarity_full_4")
+def _():
+    value = similarity(4)
+    require(value < similarity(4, residual=False) - 0.3, "with the residual the positions are far less alike at layer 4")
+    return number(value, 2)
+
+
+@quantity("ablation.similarity_full_24")
+def _():
+    return number(similarity(MAX_DEPTH), 2)
+
+
+@quantity("ablation.similarity_trained")
+def _():
+    depth = lab(MAX_DEPTH, weights="trained").config.depth
+    value = similarity(depth, weights="trained")
+    require(value < 0.5 * similarity(MAX_DEPTH), "the trained model keeps its positions far apart")
+    return number(value, 2)
+
+
+@quantity("ablation.gradient_kept_full_24")
+def _():
+    value = gradient_kept()
+    require(value > 1, "with the residual the gradient reaches the embeddings no smaller than it left the top")
+    return number(value, 1)
+
+
+@quantity("ablation.gradient_kept_no_residual_24")
+def _():
+    value = gradient_kept(residual=False)
+    require(value < 0.5, "without the residual the gradient reaches the embeddings smaller than it left the top")
+    return number(value, 2)
 
 
 # ---- experiment 3: normalization ------------------------------------------------------------------------------------
