@@ -10,8 +10,8 @@ import math
 
 import numpy as np
 
-from build_scripts.quantities import number, quantity
 from build_scripts import trained_weights
+from build_scripts.quantities import number, quantity
 from explainer.ablation import (EXPLODING_GROWTH, MAX_DEPTH, VANISHING_GROWTH, VANISHING_TOKEN_SIGNAL, AblationConfig,
                                 AblationResult, gradient_norms, run_ablation, tokenize)
 from explainer.sandboxes.ablation_lab import INPUTS, lab_config, mean_cosine
@@ -270,7 +270,8 @@ def _():
 @quantity("ablation.similarity_full_4")
 def _():
     value = similarity(4)
-    require(value < similarity(4, residual=False) - 0.3, "with the residual the positions are far less alike at layer 4")
+    require(value < similarity(4, residual=False) - 0.3,
+            "with the residual the positions are far less alike at layer 4")
     return number(value, 2)
 
 

@@ -374,3 +374,33 @@ def test_every_view_keeps_the_labs_three_readouts_so_a_quiz_can_quote_them():
              for view in ("stream", "gradients", "similarity")}
     assert names["stream"] == names["gradients"] == names["similarity"] == [
         "word-order sensitivity", "stream RMS, last layer", "tokens still distinct"]
+
+
+# ---- PreNorm or PostNorm -------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("norm", ["rmsnorm", "layernorm"])
+def test_norm_placement_draws_the_labs_model_with_the_norm_before_the_branch_or_after_the_add(norm):
+    from explainer.ablation import AblationConfig, gradient_norms, run_ablation
+    from explainer.sandboxes.ablation_lab import SENTENCE_IDS, SWAPPED_IDS
+
+    for placement in ("pre", "post"):
+        config = AblationConfig(depth=24, norm=norm, placement=placement)
+        result = run_ablation(config, SENTENCE_IDS, SWAPPED_IDS)
+        norms = gradient_norms(config, SENTENCE_IDS, SWAPPED_IDS).gradient_norm
+        shown = render("norm_placement", placement=placement, norm=norm, depth=24)
+        bars, line = shown["marks"][:2]
+        assert bars["heights"] == pytest.approx(result.residual_rms, rel=1e-5)
+        assert line["y"] == pytest.approx(norms, rel=1e-5)
+        values = {item["label"]: item["value"] for item in shown["readouts"]}
+        assert values["gradient at the embeddings ÷ at the top"] == pytest.approx(norms[0] / norms[-1], rel=1e-5)
+        assert shown["status"]["label"] == result.status
+
+
+def test_postnorm_pins_the_stream_and_shrinks_the_gradient_prenorm_hands_it_down():
+    pre, post = (render("norm_placement", placement=placement, depth=24) for placement in ("pre", "post"))
+    assert post["marks"][0]["heights"][1:] == pytest.approx([1.0] * 24, abs=1e-4)  # the norm comes last in a block
+    assert pre["marks"][0]["heights"][-1] > 3  # nothing rescales a PreNorm stream
+    kept = {name: shown["readouts"][1]["value"] for name, shown in (("pre", pre), ("post", post))}
+    assert kept["pre"] > 1 > 2 * kept["post"]
+    assert (pre["status"]["label"], post["status"]["label"]) == ("HEALTHY", "VANISHING")
