@@ -300,8 +300,8 @@ def trained_weights():
 
 def test_the_lab_on_trained_weights_reads_a_reversal_it_never_trained_on(trained_weights):
     from explainer.sandboxes.ablation_lab import REVERSAL, REVERSAL_SWAPPED
-    from explainer.trained import trained_model
     from explainer.tasks import decode, make_task
+    from explainer.trained import trained_model
     from explainer.training import TrainingConfig
 
     config = TrainingConfig(**trained_model()[0])
