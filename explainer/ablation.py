@@ -242,7 +242,7 @@ def _first_nonfinite(stack: "_Stack", depth: int) -> int | None:
 class GradientReport:
     """The lab's loss and the size of its gradient at every layer (index 0 is the embeddings; l is after block l)."""
 
-    loss: float  # next_word_loss at the last layer, in nats (ln V ≈ 3.6 is a uniform guess over the vocabulary)
+    loss: float  # next_word_loss at the last layer, in nats (ln V is a uniform guess over the V words)
     gradient_norm: list[float]  # ‖∂loss/∂h_l‖ over the first sentence's positions; nan where the stream is not finite
     config: AblationConfig = field(repr=False)
 
@@ -251,9 +251,10 @@ def next_word_loss(h: np.ndarray, weights: Weights, tokens: np.ndarray, config: 
     """The lab's loss at the stream h (1, T, d) of `tokens`, and its gradient with respect to h.
 
     Each position guesses the next word of the sentence from the final stream (after a pre-norm model's final norm)
-    through the seeded random unembedding: the mean next-word cross-entropy, in nats, the loss a language model is
-    trained on. The last position has no next word and is not scored. The weights are random, so the loss is near
-    chance; what the lab shows is how its gradient travels back through the layers.
+    through the unembedding: the mean next-word cross-entropy, in nats, the loss a language model is trained on. The
+    last position has no next word and is not scored. With random weights the loss is near chance (the trained model
+    was scored on its answers only, so its prompt's letters stay guesses too); what the lab shows is how the
+    gradient travels back through the layers.
     """
     length = len(tokens)
     final = layers.final_norm(h, config)  # (1, T, d)

@@ -1,4 +1,6 @@
-"""The first lesson's lab: switch the pillars of a transformer off and watch the residual stream layer by layer."""
+"""The first lesson's lab: switch the pillars of a transformer off and watch, layer by layer, the residual stream, the
+gradient on its way back down, or how alike the positions' vectors have become; on seeded random weights, or on the
+model trained when the site is built (explainer.trained)."""
 
 import numpy as np
 
@@ -70,7 +72,7 @@ def _stream_panel(result: AblationResult, final: int) -> tuple[dict, list, list]
     stream = np.clip(result.residual_rms, *RMS_LIMITS)
     signal = np.clip(result.token_signal, *RMS_LIMITS)
     axes = fig.axes(xlim=(-0.7, depth + 0.7), ylim=RMS_LIMITS, yscale="log", xlabel="layer (0 = embeddings)",
-                    ylabel="RMS", xticks=_layer_ticks(depth))
+                    ylabel="RMS", xticks=layer_ticks(depth))
     marks = [
         fig.bars(layers, stream, color="primary", label="residual stream RMS"),
         fig.line(layers, signal, color="accent", width=2.5, label="token-distinct signal"),
@@ -85,7 +87,7 @@ def _gradient_panel(result: AblationResult, final: int) -> tuple[dict, list, lis
     norms = np.array(gradient_norms(config, *INPUTS[config.weights]).gradient_norm)  # (L + 1,)
     layers = np.arange(config.depth + 1)
     axes = fig.axes(xlim=(-0.7, config.depth + 0.7), ylim=GRADIENT_LIMITS, yscale="log",
-                    xlabel="layer (0 = embeddings)", ylabel="gradient size", xticks=_layer_ticks(config.depth))
+                    xlabel="layer (0 = embeddings)", ylabel="gradient size", xticks=layer_ticks(config.depth))
     marks = [fig.bars(layers, np.clip(norms, *GRADIENT_LIMITS), color="primary",
                       label="‖∂loss/∂h‖, the gradient reaching each layer")]
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -159,6 +161,7 @@ def _preparing(depth: int, weights: str, switches: dict):
     return step
 
 
-def _layer_ticks(depth: int) -> list[tuple[int, str]]:
+def layer_ticks(depth: int) -> list[tuple[int, str]]:
+    """Ticks under layers 0 to `depth`: every layer up to 12, every other one beyond."""
     stride = 1 if depth <= 12 else 2
     return [(layer, str(layer)) for layer in range(0, depth + 1, stride)]

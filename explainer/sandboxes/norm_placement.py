@@ -6,7 +6,7 @@ import numpy as np
 from explainer import figure as fig
 from explainer.ablation import MAX_DEPTH, AblationConfig, gradient_norms, run_ablation
 from explainer.sandbox import Choice, IntParam, sandbox
-from explainer.sandboxes.ablation_lab import SENTENCE_IDS, SWAPPED_IDS, TONES
+from explainer.sandboxes.ablation_lab import SENTENCE_IDS, SWAPPED_IDS, TONES, layer_ticks
 
 PLACEMENT_OPTIONS = (("pre", "PreNorm: h + F(N(h))"), ("post", "PostNorm: N(h + F(h))"))
 NORM_OPTIONS = (("rmsnorm", "RMSNorm"), ("layernorm", "LayerNorm"))
@@ -25,10 +25,9 @@ def norm_placement(placement: str, norm: str, depth: int) -> dict:
     result = run_ablation(config, SENTENCE_IDS, SWAPPED_IDS)
     gradient = np.array(gradient_norms(config, SENTENCE_IDS, SWAPPED_IDS).gradient_norm)  # (L + 1,)
     layers = np.arange(depth + 1)
-    ticks = [(layer, str(layer)) for layer in range(0, depth + 1, 1 if depth <= 12 else 2)]
     return fig.figure(
         axes=fig.axes(xlim=(-0.7, depth + 0.7), ylim=LIMITS, yscale="log", xlabel="layer (0 = embeddings)",
-                      ylabel="size", xticks=ticks),
+                      ylabel="size", xticks=layer_ticks(depth)),
         marks=[
             fig.bars(layers, np.clip(result.residual_rms, *LIMITS), color="primary", label="residual stream RMS"),
             fig.line(layers, np.clip(gradient, *LIMITS), color="accent", width=2.5,
