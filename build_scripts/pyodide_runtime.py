@@ -108,6 +108,18 @@ def expected_wheel_hashes(lock: dict[str, Any]) -> dict[str, str]:
     return {name: by_file[name] for name in WANTED_WHEELS}
 
 
+def numpy_file_name(npm_dir: Path = NPM_PYODIDE_DIR) -> str:
+    """The file name of the numpy wheel in the official lock."""
+    return read_official_lock(npm_dir)["packages"]["numpy"]["file_name"]
+
+
+def numpy_entry(npm_dir: Path = NPM_PYODIDE_DIR) -> dict:
+    """numpy's wheel as runtime.json names it, {url: its file name, integrity}: the official lock's sha256 as
+    Subresource Integrity, the very check Pyodide's own loadPackage makes."""
+    package = read_official_lock(npm_dir)["packages"]["numpy"]
+    return {"url": package["file_name"], "integrity": sri_from_sha256(package["sha256"])}
+
+
 def verify_wheel(path: Path, expected_sha256: str) -> None:
     """Raise WheelHashMismatch unless the file's sha256 is the expected one (a missing file is an error too)."""
     if not path.is_file():

@@ -188,6 +188,13 @@ def elements_by_page(site: Path, tag: str, css_class: str, attribute: str) -> di
     return pages
 
 
+def page_path(page: str) -> str:
+    """Where the site serves a Markdown page (its path relative to docs/): its path from the site root, "" for the
+    home page, else ending in "/" (MkDocs' and Zensical's directory URLs)."""
+    stem = page.removesuffix(".md")
+    return "" if stem == "index" else stem.removesuffix("/index") + "/"
+
+
 def nav_pages(config_file: Path = PROJECT_ROOT / "mkdocs.yml") -> list[str]:
     """Every page of the site's navigation as a path from the site root ("" for the home page, else ending in "/"),
     read from mkdocs.yml: a lesson added to the nav is tested without editing any test."""
@@ -205,8 +212,7 @@ def nav_pages(config_file: Path = PROJECT_ROOT / "mkdocs.yml") -> list[str]:
             if isinstance(target, list):
                 walk(target)
             elif isinstance(target, str) and target.endswith(".md"):
-                stem = target.removesuffix(".md")
-                pages.append("" if stem == "index" else stem.removesuffix("/index") + "/")
+                pages.append(page_path(target))
 
     walk(yaml.load(config_file.read_text(encoding="utf-8"), Loader=Loader)["nav"])
     return pages

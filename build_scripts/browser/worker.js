@@ -1,9 +1,9 @@
 /* The Pyodide worker: one per visit, started by runtime.js, speaking the messages defined in protocol.js.
  *
- * boot    loads the runtime (pyodide.js from manifest.pyodide.indexURL), the packages of manifest.packages (Pyodide
- *         checks each file's sha256 against its lock file) and the explainer wheel (fetched with Subresource
- *         Integrity, unpacked into site-packages); with cross-origin isolation it also sets Pyodide's interrupt buffer
- *         and hands it to the page, so a runaway cell can be stopped without losing the worker.
+ * boot    resolves the manifest it is sent (runtime.json's JSON and URL), then loads the runtime (pyodide.js from
+ *         manifest.pyodide.indexURL), numpy's wheel and the explainer wheel (each fetched with Subresource Integrity,
+ *         unpacked into site-packages; see loadRuntime); with cross-origin isolation it also sets Pyodide's interrupt
+ *         buffer and hands it to the page, so a runaway cell can be stopped without losing the worker.
  * render  explainer.sandbox.render_json(sandbox, params).
  * run     explainer.live.run_cell_json: a reader's code cell; its output streams back as progress messages.
  * reset   forgets a cell session's variables.
@@ -95,35 +95,64 @@ function entryPoints(pyodide) {
   };
 }
 
+/** Start downloading a file of the manifest ({url, integrity}) now; the promise is of its bytes. A failure is reported
+ * by the stage that needs the file, not as an unhandled rejection. */
+function download({url, integrity}, what) {
+  const bytes = fetch(url, integrity ? {integrity} : {}).then((response) => {
+    if (!response.ok) throw new Error(`${what} could not be downloaded (HTTP ${response.status} for ${url})`);
+    return response.arrayBuffer();
+  }, () => {
+    throw new Error(`${what} could not be downloaded, or did not match its checksum (${url})`);
+  });
+  bytes.catch(() => {});
+  return bytes;
+}
+
+/** Unpack a wheel into site-packages and tell that folder's finder (only it: invalidating every finder makes the
+ * standard library's zipimporter re-read its whole directory, a few hundred ms). */
+function installWheel(pyodide, buffer) {
+  // Without extractDir, unpackArchive unpacks into the working directory, not site-packages.
+  const sitePackages = pyodide.runPython("import sysconfig; sysconfig.get_path('purelib')");
+  pyodide.unpackArchive(buffer, "wheel", {extractDir: sitePackages});
+  pyodide.runPython(`
+import sys
+finder = sys.path_importer_cache.get(${JSON.stringify(sitePackages)})
+if finder is not None:
+    finder.invalidate_caches()
+`);
+}
+
+/**
+ * The boot, fastest first (measured in benchmarks/boot_prototype, notes in README.md): every file starts downloading
+ * at once, in parallel with the interpreter's start; the standard library and the wheels come with bytecode for what
+ * the lessons import (build_scripts/precompiled.py), so Python unmarshals instead of compiling; numpy is unpacked from
+ * its wheel and imported, which links the 3 of its 19 libraries that `import numpy` needs (loadPackage would link all).
+ * Every file is checked: ours and numpy's by Subresource Integrity (numpy's hash is the official lock's), the
+ * standard library too when the build precompiled it.
+ */
 async function loadRuntime(id, manifest) {
   const indexURL = manifest.pyodide.indexURL;
-  // Our wheel is small and independent of the runtime: download it while Pyodide loads, install it after numpy.
-  const {url, integrity} = manifest.wheel;
-  const wheel = fetch(url, {integrity}).then((response) => {
-    if (!response.ok) throw new Error(`HTTP ${response.status} for ${url}`);
-    return response.arrayBuffer();
-  });
-  wheel.catch(() => {});  // a failure is reported by the explainer stage, not as an unhandled rejection
-  const pyodide = await stage(id, "runtime", () => {
+  const stdlib = manifest.stdlib && download(manifest.stdlib, "the standard library");
+  const numpy = download(manifest.numpy, "numpy's wheel");
+  const wheel = download(manifest.wheel, "the explainer package");
+  const pyodide = await stage(id, "runtime", async () => {
     try {
       importScripts(indexURL + "pyodide.js");
     } catch (error) {  // the browser's own message is long and names the API, not the problem
       throw new Error(`${indexURL}pyodide.js could not be loaded`);
     }
-    return self.loadPyodide({indexURL});
+    const options = {indexURL};
+    if (stdlib) options.stdLibURL = URL.createObjectURL(new Blob([await stdlib]));  // the checked bytes, not a refetch
+    if (manifest.lock) options.lockFileURL = manifest.lock.url;
+    return self.loadPyodide(options);
   });
   await stage(id, "numpy", async () => {
-    // loadPackage reports a failed download through errorCallback and resolves anyway: collect and throw.
-    const problems = [];
-    await pyodide.loadPackage(manifest.packages, {messageCallback: () => {}, errorCallback: (m) => problems.push(m)});
-    if (problems.length) throw new Error(problems.join("; "));
+    installWheel(pyodide, await numpy);
+    pyodide.loadedPackages.numpy = "default channel";  // so a later loadPackage("numpy") does not install it again
+    pyodide.runPython("import numpy");
   });
   return stage(id, "explainer", async () => {
-    const buffer = await wheel;
-    // Without extractDir, unpackArchive unpacks into the working directory, not site-packages.
-    const sitePackages = pyodide.runPython("import sysconfig; sysconfig.get_path('purelib')");
-    pyodide.unpackArchive(buffer, "wheel", {extractDir: sitePackages});
-    pyodide.runPython("import importlib; importlib.invalidate_caches()");
+    installWheel(pyodide, await wheel);
     if (self.crossOriginIsolated && typeof SharedArrayBuffer === "function") {
       interruptBuffer = new Uint8Array(new SharedArrayBuffer(1));
       pyodide.setInterruptBuffer(interruptBuffer);
@@ -132,11 +161,12 @@ async function loadRuntime(id, manifest) {
   });
 }
 
-async function boot(id, manifest) {
+async function boot(id, {manifest, base}) {
   if (!booting) {
-    booting = loadRuntime(id, manifest).then((entries) => {
-      python = entries;
-    });
+    booting = Promise.resolve().then(() => loadRuntime(id, Protocol.resolveManifest(manifest, base)))
+      .then((entries) => {
+        python = entries;
+      });
   }
   try {
     await booting;

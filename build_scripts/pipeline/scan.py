@@ -30,6 +30,7 @@ def scan_page(markdown: str) -> list[FigureJob]:
     """Check one page's blocks (call inside `on_page(...)`) and return the static figures it shows.
 
     Raises MarkdownSourceError (a block or quantity is wrong) or FigureError (a sandbox raises at its values)."""
+    from build_scripts.markdown import reference
     from build_scripts.markdown.cell import find_cells, read_cell
     from build_scripts.markdown.figure import read_figure
     from build_scripts.markdown.quantities import substitute
@@ -42,7 +43,7 @@ def scan_page(markdown: str) -> list[FigureJob]:
     # The lines as the extensions get them: Python-Markdown first turns tabs into spaces and CRLF into LF.
     lines = _normalize_whitespace().run(markdown.split("\n"))
     lines = substitute(lines)  # blocks may quote {{ quantities }}
-    for block in find_blocks(lines, set(BLOCK_EXTENSIONS.values())):
+    for block in find_blocks(lines, {*BLOCK_EXTENSIONS.values(), reference.NAME}):
         if block.name == "sandbox":
             placement = read_placement(block, sandboxes)
             placement.view()
@@ -51,6 +52,8 @@ def scan_page(markdown: str) -> list[FigureJob]:
             jobs += read_figure(block).figure_jobs
         elif block.name == "trainer":
             jobs += read_trainer(block).figure_jobs()
+        elif block.name == reference.NAME:
+            reference.read_reference(block)
         else:
             read_quiz(block, lines)
     for cell in find_cells(lines):  # a cell holds a code fence: read by its own scanner

@@ -5,7 +5,7 @@ import json
 
 from build_scripts.mkdocs_plugin.config import ExplainerConfig
 from build_scripts.pipeline.config import PipelineConfig
-from build_scripts.pyodide_runtime import PYODIDE_CDN_URL, PYODIDE_VERSION
+from build_scripts.pyodide_runtime import PYODIDE_CDN_URL, PYODIDE_VERSION, sri_for_file
 from support import copy_project_site_sources, run_mkdocs_build
 
 OUR_SETTING = "  - explainer:\n      self_host: true\n"
@@ -39,7 +39,7 @@ def test_by_default_the_runtime_comes_from_the_official_cdn_and_the_site_holds_n
     assert PYODIDE_CDN_URL == f"https://cdn.jsdelivr.net/pyodide/v{PYODIDE_VERSION}/full/"
     assert not (site / "assets/pyodide").exists()
     wheel = site / "assets/explainer" / manifest["wheel"]["url"]
-    assert wheel.is_file() and manifest["wheel"]["sha256"][:16] in manifest["wheel"]["url"]
+    assert wheel.is_file() and manifest["wheel"]["integrity"] == sri_for_file(wheel)
     page = (site / "lessons/break-the-model/index.html").read_text()
     for script in ("render.js", "protocol.js", "runtime.js", "sandbox.js"):
         assert f"assets/explainer/{script}" in page
