@@ -25,12 +25,13 @@ ENGINE ?= mkdocs
 # too (`make build ENGINE=zensical`), so moving to it is a change of one variable.
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: help setup serve build test test-fast check test-stress bench chromium clean distclean move-old-caches
+.PHONY: help setup serve build test test-fast check test-stress bench chromium clean distclean move-old-caches \
+        trained-weights
 
 help:  ## List the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 12
 
-setup: $(DEPS_STAMP) $(VENDOR_STAMP) $(PYODIDE_STAMP)  ## Install everything the site build needs.
+setup: $(DEPS_STAMP) $(VENDOR_STAMP) $(PYODIDE_STAMP) trained-weights  ## Install everything the site build needs.
 
 serve: setup  ## Build everything and serve the site on http://127.0.0.1:8000 with live reload (ENGINE=zensical too).
 	$(PY) -m build_scripts.pipeline serve --engine $(ENGINE) --dev-addr $(HOST):$(PORT)
@@ -100,6 +101,12 @@ $(PYODIDE_STAMP): build_scripts/pyodide_runtime.py $(NODE_STAMP) $(DEPS_STAMP)
 	$(PY) -m build_scripts.pyodide_runtime prepare
 	@touch $@
 
+# The ablation lab's trained weights in explainer/data/ (ignored by git, shipped in the wheel), which the tests and
+# the build read: trained once into build/cache/trained/ (about 15 s of CPU), then only checked and copied. Every site
+# build checks them again first (build_scripts/pipeline/publish.py, package_data).
+trained-weights: $(DEPS_STAMP)
+	@$(PY) -m build_scripts.trained_weights
+
 # Our caches used to live in .cache/, which Zensical owns (`zensical build --clean` empties it): a clone that has
 # them there moves them to build/cache/ once (with the first set-up after the move) instead of downloading and
 # retraining. (Drop once no clone needs it.)
@@ -131,8 +138,8 @@ chromium:  ## Make sure Debian's Chromium is installed (the browser tests drive 
 
 # Everything in build/ goes but the downloaded, checked Pyodide wheels (delete build/cache/pyodide-wheels to fetch
 # them again): the next build renders every figure and trains the experiment's grid again.
-clean:  ## Remove build outputs (site, figures, training runs, wheel, vendored files); keep the Pyodide wheels.
-	rm -rf site $(VENDOR_DIR)
+clean:  ## Remove build outputs (site, figures, training runs, trained weights, wheel, vendored files); keep the Pyodide wheels.
+	rm -rf site $(VENDOR_DIR) explainer/data
 	@if [ -d build ]; then \
 	  find build -mindepth 1 -maxdepth 1 ! -name cache -exec rm -rf {} +; \
 	  find build/cache -mindepth 1 -maxdepth 1 ! -name pyodide-wheels -exec rm -rf {} + 2>/dev/null; true; \

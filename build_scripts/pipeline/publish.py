@@ -14,7 +14,7 @@ import xml.etree.ElementTree as ElementTree
 from collections.abc import Callable
 from pathlib import Path
 
-from build_scripts import site_runtime
+from build_scripts import site_runtime, trained_weights
 from build_scripts._files import code_digest, write_atomic
 from build_scripts.figures.jobs import FigureJob, render_all
 from build_scripts.figures.theme import PT
@@ -40,6 +40,12 @@ def reporter(emit: Callable[[str], None] | None) -> Callable[..., Progress]:
     return functools.partial(Progress, emit=emit)
 
 
+def package_data(emit: Callable[[str], None] | None = None) -> None:
+    """What explainer/ must hold before a page is read, a figure drawn or the wheel made: the ablation lab's trained
+    weights (build_scripts/trained_weights.py; trained once into the cache, copied into the package)."""
+    trained_weights.export(progress=reporter(emit))
+
+
 def render_figures(jobs: list[FigureJob], site: Site, emit: Callable[[str], None] | None = None) -> list[str]:
     """Render the jobs missing from the cache (FigureError names any that raises); the files, sorted."""
     render_all(jobs, site.cache_dir, site.options.workers or None, progress=reporter(emit))
@@ -50,6 +56,7 @@ def site_figures(site: Site, emit: Callable[[str], None] | None = None) -> list[
     """Check every page and render the figures they show; unchanged inputs skip both (see the module docstring)."""
     from build_scripts.pipeline.scan import scan_docs
 
+    package_data(emit)  # first: the trained weights are among the inputs below
     state_path, digest = site.cache_dir / STATE_FILE, inputs_digest(site)
     try:
         state = json.loads(state_path.read_text())
