@@ -17,6 +17,7 @@ magic number). With another Python the site is built without bytecode and boots 
 import importlib.util
 import io
 import json
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -34,6 +35,7 @@ SITE_PACKAGES = "/lib/python3.12/site-packages/"
 IMPORTS_SCRIPT = Path(__file__).with_name("pyodide_imports.mjs")
 DEFAULT_CACHE_DIR = CACHE_DIR / "precompiled"
 ENTRIES = "entries.json"
+KEEP = 3  # folders of archives kept in the cache: the current wheel's and a couple of recent ones (branch switches)
 
 
 class PrecompileError(RuntimeError):
@@ -119,5 +121,17 @@ def precompiled_runtime(runtime_dir: Path, wheel: Path, cache_dir: Path = DEFAUL
         (folder / ENTRIES).write_text(json.dumps(counts))
 
     folder = cache_dir / _digest(runtime_dir, wheel)[:16]
+    if not folder.is_dir():
+        prune(cache_dir)
     refresh(folder, _digest(runtime_dir, wheel), make)
     return folder, json.loads((folder / ENTRIES).read_text())
+
+
+def prune(cache_dir: Path = DEFAULT_CACHE_DIR, keep: int = KEEP) -> list[Path]:
+    """Delete all but the `keep` most recently made folders of archives (each is about 8 MB; a site links the files
+    of its own folder, so a folder in use by a finished site can go). Returns the deleted folders."""
+    folders = sorted((path for path in cache_dir.glob("*") if path.is_dir() and (path / ENTRIES).is_file()),
+                     key=lambda path: path.stat().st_mtime, reverse=True)
+    for folder in folders[keep:]:
+        shutil.rmtree(folder, ignore_errors=True)
+    return folders[keep:]
