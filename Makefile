@@ -51,7 +51,7 @@ CHECK_BASE ?= main
 check: setup chromium  ## Lint every page, build strict, load the pages changed since main in Chromium.
 	$(PY) -m build_scripts.pipeline check
 	@PYTHONPATH=tests $(PY) -m changed_pages $(CHECK_BASE)
-	CHECK_BASE=$(CHECK_BASE) $(PY) -m pytest -q tests/browser/test_changed_pages.py $(PYTEST_ARGS)
+	CHECK_BASE=$(CHECK_BASE) $(PY) -m pytest -q tests/browser/test_changed_pages_live.py $(PYTEST_ARGS)
 
 # The browser suite STRESS_RUNS times in a row with every core kept busy by the tests' own bounded load
 # (tests/cpu_load.py): the suite must not depend on an idle machine. Stops at the first failing run.
