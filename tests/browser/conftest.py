@@ -69,3 +69,19 @@ def browser(playwright_instance, site_url, tmp_path):
     page.on("pageerror", lambda error: session.console_errors.append(str(error)))
     yield session
     context.close()
+
+
+@pytest.fixture(scope="module")
+def test_page(built_site):
+    """Put a page of a test's own into the built site for one module: `test_page(name, html)` returns its path from
+    the site root; the page is removed afterwards, so the site tests that read every page see only the site's."""
+    written = []
+
+    def place(name: str, html: str) -> str:
+        (built_site / name).write_text(html, encoding="utf-8")
+        written.append(built_site / name)
+        return name
+
+    yield place
+    for path in written:
+        path.unlink(missing_ok=True)

@@ -43,11 +43,10 @@ PAGE = """<!doctype html>
 
 
 @pytest.fixture(scope="module")
-def predict_page(built_site):
+def predict_page(test_page):
     with on_page(PageContext(to_site_root="")):  # the page sits at the site root
         body = markdown.markdown(MARKDOWN, extensions=["build_scripts.markdown.quiz", "build_scripts.markdown.sandbox"])
-    (built_site / "predict-test.html").write_text(PAGE % body, encoding="utf-8")
-    return "predict-test.html"
+    return test_page("predict-test.html", PAGE % body)
 
 
 def control_input(page, name: str):

@@ -57,12 +57,11 @@ PAGE = """<!doctype html>
 
 
 @pytest.fixture(scope="module")
-def lab_page(built_site):
+def lab_page(test_page):
     with on_page(PageContext(to_site_root="")):  # the page sits at the site root
         body = markdown.markdown(MARKDOWN, extensions=["build_scripts.markdown.trainer",
                                                        "build_scripts.markdown.sandbox"])
-    (built_site / "trainer-test.html").write_text(PAGE % body, encoding="utf-8")
-    return "trainer-test.html"
+    return test_page("trainer-test.html", PAGE % body)
 
 
 def slide(slider, value) -> None:

@@ -38,9 +38,8 @@ HARNESS = """<!doctype html>
 
 
 @pytest.fixture(scope="module")
-def harness(built_site):
-    (built_site / "protocol-harness.html").write_text(HARNESS, encoding="utf-8")
-    return "protocol-harness.html"
+def harness(test_page):
+    return test_page("protocol-harness.html", HARNESS)
 
 
 @pytest.fixture(scope="module")
