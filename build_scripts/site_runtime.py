@@ -29,7 +29,8 @@ ASSET_DIR = "assets/explainer"  # site-relative
 PYODIDE_SITE_DIR = f"assets/pyodide/{pyodide_runtime.PYODIDE_VERSION}"
 # Scripts every page loads, in order (small; they fetch nothing until a page has a sandbox).
 # cells.js loads the code editor (editor.js, bundled by build_scripts/editor_bundle.py) only on pages with a cell.
-PAGE_SCRIPTS = ("render.js", "protocol.js", "runtime.js", "sandbox.js", "cells.js", "quiz.js")
+# offline.js registers the service worker of offline reading (only where the build marked the pages for it).
+PAGE_SCRIPTS = ("render.js", "protocol.js", "runtime.js", "sandbox.js", "cells.js", "quiz.js", "offline.js")
 PAGE_STYLES = ("sandbox.css", "cells.css", "quiz.css")
 PACKAGES = ("numpy",)  # what the worker loads from the Pyodide distribution before our wheel
 BOOT_TIMEOUT_MS = 60_000
@@ -48,11 +49,13 @@ def link_or_copy(source, target) -> None:
         shutil.copy2(source, target)
 
 
-def runtime_manifest(wheel: pyodide_runtime.WheelEntry, wheel_url: str, self_host: bool) -> dict:
-    """runtime.json: where the worker finds Pyodide and our wheel; relative URLs are relative to runtime.json."""
+def runtime_manifest(wheel: pyodide_runtime.WheelEntry, wheel_url: str, self_host: bool,
+                     boot_files: dict[str, str]) -> dict:
+    """runtime.json: where the worker finds Pyodide and our wheel, and the integrity of each file the boot loads;
+    relative URLs are relative to runtime.json."""
     index_url = f"../pyodide/{pyodide_runtime.PYODIDE_VERSION}/" if self_host else pyodide_runtime.PYODIDE_CDN_URL
     return {
-        "pyodide": {"version": pyodide_runtime.PYODIDE_VERSION, "indexURL": index_url},
+        "pyodide": {"version": pyodide_runtime.PYODIDE_VERSION, "indexURL": index_url, "files": boot_files},
         "packages": list(PACKAGES),
         "wheel": {"url": wheel_url, "sha256": wheel.sha256, "integrity": wheel.integrity},
         "timeout_ms": BOOT_TIMEOUT_MS,
@@ -122,6 +125,7 @@ def write_site_runtime(site_dir: Path, *, self_host: bool, runtime_dir: Path = p
     link_or_copy(wheel_path, site_dir / ASSET_DIR / wheel_url)
     if self_host:
         copy_runtime(site_dir, runtime_dir, progress)
-    manifest = runtime_manifest(wheel, wheel_url, self_host)
+    boot_files = pyodide_runtime.boot_file_integrity(runtime_dir if self_host else pyodide_runtime.NPM_PYODIDE_DIR)
+    manifest = runtime_manifest(wheel, wheel_url, self_host, boot_files)
     write_atomic(site_dir / ASSET_DIR / "runtime.json", json.dumps(manifest, indent=2) + "\n")
     return manifest

@@ -83,7 +83,7 @@ def copy_project_site_sources(destination: Path) -> Path:
     """
     for name in ("mkdocs.yml", "pyproject.toml", "README.md"):
         shutil.copy2(PROJECT_ROOT / name, destination / name)
-    for folder in ("docs", "explainer", "build_scripts"):
+    for folder in ("docs", "explainer", "build_scripts", "overrides"):
         shutil.copytree(PROJECT_ROOT / folder, destination / folder, ignore=shutil.ignore_patterns("__pycache__"))
     (destination / "build" / "cache").mkdir(parents=True)
     for linked in SHARED_WITH_COPIES:

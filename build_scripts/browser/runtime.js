@@ -105,6 +105,7 @@
       this.nextId = 1;
       this.generation = 0;  // bumped whenever a worker is dropped: late events of an old worker are ignored
       this.views = new Set();
+      this.revalidate = false;  // set by retry(): see the boot's `revalidate` in README.md
     }
 
     subscribe(view) {
@@ -128,6 +129,7 @@
     retry() {
       this.dropWorker("the worker was stopped for a retry");
       this.state = "idle";
+      this.revalidate = true;  // the boot asks the server again rather than trust a cached copy of a bad file
       this.start();
     }
 
@@ -146,7 +148,7 @@
         this.manifest = this.manifest || (await loadManifest());
         if (generation !== this.generation) return;
         this.spawn();
-        const {reply} = this.call(OPS.BOOT, this.manifest, {
+        const {reply} = this.call(OPS.BOOT, {...this.manifest, revalidate: this.revalidate}, {
           onProgress: (progress) => {
             this.progress = progress;
             this.notify();
@@ -176,8 +178,9 @@
       worker.onerror = (event) => {
         event.preventDefault();
         if (worker !== this.worker) return;
-        const detail = event.message ? `: ${firstLine(event.message)}` : "";
-        this.lose(`the worker could not be started or crashed${detail}`);
+        // A script that failed to load has no message (a 404 of worker.js, say); an error in a running one has.
+        this.lose(event.message ? `the worker crashed: ${firstLine(event.message)}`
+          : "the worker script (worker.js) could not be loaded");
       };
       worker.onmessageerror = () => worker === this.worker && this.lose("a message from the worker could not be read");
       this.worker = worker;

@@ -3,7 +3,9 @@
  * boot    loads the runtime (pyodide.js from manifest.pyodide.indexURL), the packages of manifest.packages (Pyodide
  *         checks each file's sha256 against its lock file) and the explainer wheel (fetched with Subresource
  *         Integrity, unpacked into site-packages); with cross-origin isolation it also sets Pyodide's interrupt buffer
- *         and hands it to the page, so a runaway cell can be stopped without losing the worker.
+ *         and hands it to the page, so a runaway cell can be stopped without losing the worker. Every file of the
+ *         boot is checked (Pyodide's own by the integrity runtime.json gives), and a failed download is named
+ *         (see "downloads" below).
  * render  explainer.sandbox.render_json(sandbox, params).
  * run     explainer.live.run_cell_json: a reader's code cell; its output streams back as progress messages.
  * reset   forgets a cell session's variables.
@@ -55,24 +57,147 @@ function failWith(id, error, kind = "exception") {
   if (isFatal(error)) self.close();
 }
 
+// ---- downloads: every file of the boot checked, every failure named -------------------------------------------------
+//
+// The browser reports a download refused for its checksum, an HTTP error and a lost connection alike ("Failed to
+// fetch"), and Pyodide waits forever for a .wasm that did not arrive. So every fetch goes through checkedFetch: it adds
+// the integrity runtime.json gives for each of Pyodide's boot files (Pyodide adds its lock's sha256 for packages, the
+// explainer wheel comes with its own), and during the boot a failure is asked about once more, without the check and
+// past every cache (and every service worker), to say which it was. A stage ends at the first failure of one of its
+// files, naming it. Pyodide's two scripts are fetched and checked the same way, then run from those bytes (a blob:
+// URL): importScripts alone cannot check an integrity.
+
+const nativeFetch = self.fetch.bind(self);
+const nativeImportScripts = self.importScripts.bind(self);
+const downloads = {
+  indexURL: "",
+  wheelURL: "",
+  integrity: new Map(),  // absolute URL → integrity of one of Pyodide's boot files (runtime.json: pyodide.files)
+  scripts: new Map(),  // absolute URL → blob: URL of a script fetched and checked, for importScripts
+  failures: [],  // {url, kind, detail} of the boot's failed downloads, in order
+  listeners: new Set(),
+  revalidate: false,  // a retry: ask the server again instead of trusting the HTTP cache
+};
+
+function fileName(url) {
+  return decodeURIComponent(new URL(url).pathname.split("/").pop());
+}
+
+/** Which boot stage a file belongs to. */
+function stageOf(url) {
+  if (url === downloads.wheelURL) return "explainer";
+  if (!downloads.indexURL || !url.startsWith(downloads.indexURL)) return null;
+  return url.endsWith(".whl") ? "numpy" : "runtime";
+}
+
+function noteFailure(url, kind, detail = "") {
+  if (python || !stageOf(url)) return;  // only the boot's own files
+  const failure = {url, kind, detail};
+  downloads.failures.push(failure);
+  for (const listener of downloads.listeners) listener(failure);
+}
+
+async function digestOf(buffer) {
+  const bytes = new Uint8Array(await crypto.subtle.digest("SHA-256", buffer));
+  return "sha256-" + btoa(String.fromCharCode(...bytes));
+}
+
+/** Why a checked download failed: asked once more, without the check, bypassing the HTTP cache and service worker. */
+async function whyFailed(url, integrity) {
+  let response;
+  try {
+    response = await nativeFetch(url, {cache: "no-store"});
+  } catch (error) {
+    return ["network"];
+  }
+  if (!response.ok) return ["http", response.status];
+  if (!integrity) return ["network"];
+  if (self.crypto && crypto.subtle && (await digestOf(await response.arrayBuffer())) === integrity) {
+    return ["network"];  // the bytes are right now: the first attempt broke off
+  }
+  return ["checksum"];
+}
+
+async function checkedFetch(input, init) {
+  const url = new URL(input instanceof Request ? input.url : String(input), self.location.href).href;
+  const options = {...init};
+  const integrity = options.integrity || downloads.integrity.get(url) || "";
+  if (integrity) options.integrity = integrity;
+  if (integrity && downloads.revalidate) options.cache = "no-cache";
+  let response;
+  try {
+    response = await nativeFetch(input, options);
+  } catch (error) {
+    if (!python && stageOf(url)) noteFailure(url, ...(await whyFailed(url, integrity)));
+    throw error;
+  }
+  const type = response.headers.get("content-type") || "";
+  if (!response.ok) noteFailure(url, "http", response.status);
+  else if (url.endsWith(".wasm") && !type.startsWith("application/wasm")) noteFailure(url, "type", type || "nothing");
+  return response;
+}
+self.fetch = checkedFetch;
+
+self.importScripts = (...urls) => nativeImportScripts(
+  ...urls.map((url) => downloads.scripts.get(new URL(url, self.location.href).href) || url));
+
+/** A script fetched and checked by checkedFetch, as a blob: URL importScripts can run. */
+async function checkedScript(url) {
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`HTTP ${response.status} for ${url}`);
+  const script = URL.createObjectURL(new Blob([await response.arrayBuffer()], {type: "text/javascript"}));
+  downloads.scripts.set(url, script);
+  return script;
+}
+
+/** A failed download as the reader reads it: what did not load, which file, why. */
+function describeFailure({url, kind, detail}, label) {
+  const file = fileName(url);
+  if (kind === "checksum") return `${label} did not match its checksum (${file}), so it was not used`;
+  if (kind === "http") return `${label} could not be downloaded: ${file} answered HTTP ${detail}`;
+  if (kind === "type") return `${label} could not start: ${file} was served as ${detail}, not application/wasm`;
+  return `${label} could not be downloaded: ${file} got no answer`;
+}
+
+function firstFailureOf(stageName) {
+  return downloads.failures.find((failure) => stageOf(failure.url) === stageName) || null;
+}
+
 // ---- boot ------------------------------------------------------------------------------------------------------------
 
 class StageError extends Error {
   constructor(stage, cause) {
-    super(`loading ${Protocol.STAGE_LABELS[stage]} failed (${firstLine(cause)})`);
+    const label = Protocol.STAGE_LABELS[stage];
+    const failure = firstFailureOf(stage);
+    super(failure ? describeFailure(failure, label) : `loading ${label} failed (${firstLine(cause)})`);
     this.stage = stage;
+    this.file = failure ? fileName(failure.url) : null;
     this.detail = String((cause && cause.stack) || cause);
   }
+}
+
+/** Rejects as soon as one of the stage's files has failed (Pyodide may otherwise wait forever). */
+function failedDownload(name) {
+  let listener;
+  const promise = new Promise((_, reject) => {
+    listener = (failure) => stageOf(failure.url) === name && reject(new Error(`${failure.url} failed`));
+    if (firstFailureOf(name)) listener(firstFailureOf(name));
+    downloads.listeners.add(listener);
+  });
+  return {promise, stop: () => downloads.listeners.delete(listener)};
 }
 
 async function stage(id, name, work) {
   const [start, end] = STAGE_SPAN[name];
   post(Protocol.stageProgress(id, name, "start", start));
+  const failed = failedDownload(name);
   let result;
   try {
-    result = await work();
+    result = await Promise.race([work(), failed.promise]);
   } catch (error) {
     throw new StageError(name, error);
+  } finally {
+    failed.stop();
   }
   post(Protocol.stageProgress(id, name, "done", end));
   return result;
@@ -97,6 +222,12 @@ function entryPoints(pyodide) {
 
 async function loadRuntime(id, manifest) {
   const indexURL = manifest.pyodide.indexURL;
+  downloads.indexURL = indexURL;
+  downloads.wheelURL = manifest.wheel.url;
+  downloads.revalidate = Boolean(manifest.revalidate);
+  for (const [name, integrity] of Object.entries(manifest.pyodide.files || {})) {
+    downloads.integrity.set(new URL(name, indexURL).href, integrity);
+  }
   // Our wheel is small and independent of the runtime: download it while Pyodide loads, install it after numpy.
   const {url, integrity} = manifest.wheel;
   const wheel = fetch(url, {integrity}).then((response) => {
@@ -104,13 +235,17 @@ async function loadRuntime(id, manifest) {
     return response.arrayBuffer();
   });
   wheel.catch(() => {});  // a failure is reported by the explainer stage, not as an unhandled rejection
-  const pyodide = await stage(id, "runtime", () => {
+  const pyodide = await stage(id, "runtime", async () => {
+    // pyodide.js loads pyodide.asm.js with importScripts: both are fetched and checked first (see "downloads").
+    const [loader] = await Promise.all([checkedScript(indexURL + "pyodide.js"),
+      checkedScript(indexURL + "pyodide.asm.js")]);
     try {
-      importScripts(indexURL + "pyodide.js");
-    } catch (error) {  // the browser's own message is long and names the API, not the problem
-      throw new Error(`${indexURL}pyodide.js could not be loaded`);
+      nativeImportScripts(loader);
+      return await self.loadPyodide({indexURL});
+    } finally {
+      for (const script of downloads.scripts.values()) URL.revokeObjectURL(script);
+      downloads.scripts.clear();
     }
-    return self.loadPyodide({indexURL});
   });
   await stage(id, "numpy", async () => {
     // loadPackage reports a failed download through errorCallback and resolves anyway: collect and throw.
@@ -142,8 +277,8 @@ async function boot(id, manifest) {
     await booting;
     post(Protocol.success(id, {booted: true, interrupts: interruptBuffer !== null, interruptBuffer}));
   } catch (error) {
-    post(Protocol.failure(id, {kind: "runtime", stage: error.stage || null, message: firstLine(error),
-      detail: error.detail || String(error.stack || error)}));
+    post(Protocol.failure(id, {kind: "runtime", stage: error.stage || null, file: error.file || null,
+      message: firstLine(error), detail: error.detail || String(error.stack || error)}));
   }
 }
 
