@@ -235,6 +235,12 @@
         if (call.options.onProgress) call.options.onProgress(message.progress);
         return;
       }
+      if (message.ok === false && message.error && message.error.fatal) {
+        // Python died under this request: the worker is closing. This request is the cause (a sandbox waits for
+        // its reader instead of sending the same values to the next worker); the others go on on a fresh one.
+        this.stopFor(message.id, `Python crashed (${firstLine(message.error.message).split(". ")[0]})`);
+        return;
+      }
       clearTimeout(call.timer);
       this.calls.delete(message.id);
       call.resolve(message);

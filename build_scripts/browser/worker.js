@@ -53,8 +53,9 @@ function isFatal(error) {
 }
 
 function failWith(id, error, kind = "exception") {
-  post(Protocol.failure(id, {kind, message: firstLine(error), detail: String((error && error.stack) || error)}));
-  if (isFatal(error)) self.close();
+  const fatal = isFatal(error);  // the page then blames this request for the worker's end (runtime.js)
+  post(Protocol.failure(id, {kind, message: firstLine(error), detail: String((error && error.stack) || error), fatal}));
+  if (fatal) self.close();
 }
 
 // ---- downloads: every file of the boot checked, every failure named -------------------------------------------------
