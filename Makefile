@@ -12,6 +12,7 @@ VENDOR_DIR := docs/assets/vendor
 VENDOR_STAMP := $(VENDOR_DIR)/.stamp
 CACHE_DIR := build/cache
 PYODIDE_STAMP := build/pyodide/.stamp
+PYODIDE_MATPLOTLIB_STAMP := build/cache/pyodide-matplotlib/.stamp
 PLUGIN_PROJECT := build_scripts/mkdocs_plugin
 HOST ?= 127.0.0.1
 PORT ?= 8000
@@ -23,7 +24,7 @@ ENGINE ?= mkdocs
 # too (`make build ENGINE=zensical`), so moving to it is a change of one variable.
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: help setup serve build links test test-stress bench chromium clean distclean move-old-caches
+.PHONY: help setup serve build links test test-fast check test-stress bench chromium clean distclean move-old-caches
 
 help:  ## List the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 12
@@ -42,6 +43,17 @@ links: build  ## Build, then check every internal link, anchor and image; list t
 test: setup chromium  ## Install what the tests need (Chromium too), then run the whole suite.
 	$(PY) -m pytest $(PYTEST_ARGS)
 
+test-fast: setup  ## The inner loop: the kernel and site tests, no browser (narrow with PYTEST_ARGS="-k quiz").
+	$(PY) -m pytest tests/kernels tests/site $(PYTEST_ARGS)
+
+# A contributor's check before asking for a merge: every page's blocks as the build reads them, the strict build, and
+# the pages changed since CHECK_BASE (docs/ files, or pages placing a changed sandbox) in Chromium.
+CHECK_BASE ?= main
+check: setup chromium  ## Lint every page, build strict, load the pages changed since main in Chromium.
+	$(PY) -m build_scripts.pipeline check
+	@PYTHONPATH=tests $(PY) -m changed_pages $(CHECK_BASE)
+	CHECK_BASE=$(CHECK_BASE) $(PY) -m pytest -q tests/browser/test_changed_pages.py $(PYTEST_ARGS)
+
 # The browser suite STRESS_RUNS times in a row with every core kept busy by the tests' own bounded load
 # (tests/cpu_load.py): the suite must not depend on an idle machine. Stops at the first failing run.
 STRESS_RUNS ?= 5
@@ -52,7 +64,7 @@ test-stress: setup chromium  ## Run the browser tests 5 times in a row with both
 	  $(PY) -m pytest tests/browser -q --cpu-load=$$cores $(PYTEST_ARGS) || exit 1; \
 	done; echo "== $(STRESS_RUNS) of $(STRESS_RUNS) stress runs passed"
 
-bench: setup  ## Run the benchmarks and print a table of ratios.
+bench: setup $(PYODIDE_MATPLOTLIB_STAMP)  ## Run the benchmarks and print a table of ratios.
 	$(PY) -m benchmarks
 
 # The venv is made once with a Python >= 3.12 (see build_scripts/find_python.sh for how it is found).
@@ -73,13 +85,14 @@ $(NODE_STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
-# Third-party browser files the site serves itself, so a page fetches nothing from another origin.
-$(VENDOR_STAMP): $(NODE_STAMP)
+# Third-party browser files the site serves itself, so a page fetches nothing from another origin: KaTeX's CSS and
+# fonts only, since formulas are typeset at build time (build_scripts/markdown/math.py). Made again when this
+# recipe changes, so no file an older recipe copied stays in the site.
+$(VENDOR_STAMP): $(NODE_STAMP) Makefile
 	rm -rf $(VENDOR_DIR)
-	mkdir -p $(VENDOR_DIR)/katex/contrib
+	mkdir -p $(VENDOR_DIR)/katex
 	cp -R node_modules/katex/dist/fonts $(VENDOR_DIR)/katex/fonts
-	cp node_modules/katex/dist/katex.min.css node_modules/katex/dist/katex.min.js $(VENDOR_DIR)/katex/
-	cp node_modules/katex/dist/contrib/auto-render.min.js $(VENDOR_DIR)/katex/contrib/
+	cp node_modules/katex/dist/katex.min.css $(VENDOR_DIR)/katex/
 	@touch $@
 
 # The offline Pyodide runtime (npm core + numpy/micropip/packaging wheels checked against its lock), in
@@ -99,6 +112,13 @@ move-old-caches:
 	    echo "moving .cache/$$cache to $(CACHE_DIR)/$$cache"; mv .cache/$$cache $(CACHE_DIR)/$$cache; \
 	  fi; \
 	done
+
+# Benchmarks only: Pyodide's own matplotlib 3.8.4 and the wheels it needs, checked against the official lock like the
+# runtime's numpy, cached in build/cache/pyodide-matplotlib/ (bench_matplotlib_pyodide draws our figures with it inside
+# the site's worker; the site never ships it).
+$(PYODIDE_MATPLOTLIB_STAMP): benchmarks/pyodide_matplotlib.py $(PYODIDE_STAMP)
+	$(PY) -m benchmarks.pyodide_matplotlib prepare
+	@touch $@
 
 chromium:  ## Make sure Debian's Chromium is installed (the browser tests drive it; never a downloaded build).
 	@if command -v chromium >/dev/null 2>&1; then :; \

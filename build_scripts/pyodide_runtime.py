@@ -51,9 +51,12 @@ CORE_FILES = (
     "pyodide-lock.json",
 )
 
-#: The core files the site's classic worker loads (pyodide.mjs is the module loader's twin); runtime.json carries their
-#: integrity, so the worker checks every byte of the runtime (Pyodide itself checks the packages, by the lock's sha256).
-BOOT_FILES = ("pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json")
+#: The core files every boot of the site's classic worker loads from indexURL (pyodide.mjs is the module loader's twin).
+LOADER_FILES = ("pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm")
+#: The core files the worker may load: the loader's, and the standard library and lock when the build made no
+#: precompiled ones. runtime.json carries their integrity (pyodide.files), so the worker checks every byte of the
+#: runtime; numpy's wheel and ours come with their own.
+BOOT_FILES = (*LOADER_FILES, "python_stdlib.zip", "pyodide-lock.json")
 
 NPM_PYODIDE_DIR = PROJECT_ROOT / "node_modules" / "pyodide"
 DEFAULT_CACHE_DIR = CACHE_DIR / "pyodide-wheels"
@@ -119,6 +122,18 @@ def expected_wheel_hashes(lock: dict[str, Any]) -> dict[str, str]:
     if missing:
         raise RuntimeSetupError(f"the official pyodide-lock.json lists no {', '.join(missing)}")
     return {name: by_file[name] for name in WANTED_WHEELS}
+
+
+def numpy_file_name(npm_dir: Path = NPM_PYODIDE_DIR) -> str:
+    """The file name of the numpy wheel in the official lock."""
+    return read_official_lock(npm_dir)["packages"]["numpy"]["file_name"]
+
+
+def numpy_entry(npm_dir: Path = NPM_PYODIDE_DIR) -> dict:
+    """numpy's wheel as runtime.json names it, {url: its file name, integrity}: the official lock's sha256 as
+    Subresource Integrity, the very check Pyodide's own loadPackage makes."""
+    package = read_official_lock(npm_dir)["packages"]["numpy"]
+    return {"url": package["file_name"], "integrity": sri_from_sha256(package["sha256"])}
 
 
 def verify_wheel(path: Path, expected_sha256: str) -> None:

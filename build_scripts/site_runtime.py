@@ -2,9 +2,9 @@
 site hosts it) the Pyodide runtime itself. Plain functions: the build pipeline (build_scripts.pipeline) calls them,
 under either engine.
 
-    <site>/assets/explainer/   sandbox.js, worker.js, render.js, protocol.js, cells.js, quiz.js, sandbox.css, cells.css,
-                               quiz.css, theme.json, runtime.json (render.js and sandbox.css with their generated parts:
-                               browser_files.py), editor.js (the bundled code editor)
+    <site>/assets/explainer/   sandbox.js, worker.js, render.js, protocol.js, cells.js, quiz.js, trainer.js, sandbox.css,
+                               cells.css, quiz.css, trainer.css, theme.json, runtime.json (render.js and sandbox.css with
+                               their generated parts: browser_files.py), editor.js (the bundled code editor)
     <site>/assets/explainer/wheels/<sha256[:16]>/explainer-<version>-py3-none-any.whl
     <site>/assets/pyodide/0.27.7/   the runtime, only with self_host
 
@@ -15,6 +15,7 @@ import dataclasses
 import json
 import os
 import shutil
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -30,10 +31,11 @@ PYODIDE_SITE_DIR = f"assets/pyodide/{pyodide_runtime.PYODIDE_VERSION}"
 # Scripts every page loads, in order (small; they fetch nothing until a page has a sandbox).
 # cells.js loads the code editor (editor.js, bundled by build_scripts/editor_bundle.py) only on pages with a cell.
 # offline.js registers the service worker of offline reading (only where the build marked the pages for it).
-PAGE_SCRIPTS = ("render.js", "protocol.js", "runtime.js", "sandbox.js", "cells.js", "quiz.js", "offline.js")
-PAGE_STYLES = ("sandbox.css", "cells.css", "quiz.css")
-PACKAGES = ("numpy",)  # what the worker loads from the Pyodide distribution before our wheel
+PAGE_SCRIPTS = ("render.js", "protocol.js", "runtime.js", "sandbox.js", "cells.js", "quiz.js", "trainer.js", "offline.js")
+PAGE_STYLES = ("sandbox.css", "cells.css", "quiz.css", "trainer.css")
 BOOT_TIMEOUT_MS = 60_000
+BROWSER_DIR = Path(__file__).resolve().parent / "browser"
+BOOT_MARKER = "/* runtime.json */ null"  # in browser/boot.js: the build writes the manifest there
 
 
 def link_or_copy(source, target) -> None:
@@ -49,17 +51,59 @@ def link_or_copy(source, target) -> None:
         shutil.copy2(source, target)
 
 
-def runtime_manifest(wheel: pyodide_runtime.WheelEntry, wheel_url: str, self_host: bool,
-                     boot_files: dict[str, str]) -> dict:
-    """runtime.json: where the worker finds Pyodide and our wheel, and the integrity of each file the boot loads;
-    relative URLs are relative to runtime.json."""
+def runtime_manifest(wheel_file: dict, numpy_file: dict, self_host: bool, boot_files: dict[str, str],
+                     precompiled: dict | None = None) -> dict:
+    """runtime.json: where the worker finds Pyodide, numpy's wheel and ours (each {url, integrity}) and, when the build
+    made them, the standard library with bytecode and the small lock (build_scripts/precompiled.py); `boot_files`
+    is the integrity of each of Pyodide's own files the worker may fetch from indexURL. Relative URLs are relative to
+    runtime.json."""
     index_url = f"../pyodide/{pyodide_runtime.PYODIDE_VERSION}/" if self_host else pyodide_runtime.PYODIDE_CDN_URL
     return {
         "pyodide": {"version": pyodide_runtime.PYODIDE_VERSION, "indexURL": index_url, "files": boot_files},
-        "packages": list(PACKAGES),
-        "wheel": {"url": wheel_url, "sha256": wheel.sha256, "integrity": wheel.integrity},
+        "stdlib": precompiled["stdlib"] if precompiled else None,
+        "lock": precompiled["lock"] if precompiled else None,
+        "numpy": numpy_file,
+        "wheel": wheel_file,
         "timeout_ms": BOOT_TIMEOUT_MS,
     }
+
+
+def site_file(path: Path, site_dir: Path) -> dict:
+    """A file of the site as the manifest names it: its URL relative to runtime.json and its Subresource Integrity."""
+    return {"url": os.path.relpath(path, site_dir / ASSET_DIR).replace(os.sep, "/"),
+            "integrity": pyodide_runtime.sri_for_file(path)}
+
+
+def publish_precompiled(site_dir: Path, runtime_dir: Path, wheel_path: Path,
+                        progress: Callable[..., Progress]) -> dict | None:
+    """Put the archives with bytecode into the site (assets/explainer/runtime/<digest>/); their manifest entries, or
+    None when this Python cannot make them (the site then boots from the plain archives, only slower)."""
+    from build_scripts import precompiled
+
+    if not precompiled.can_precompile():
+        note = progress("compiling for Pyodide").emit
+        note(f"explainer: Python {sys.version.split()[0]} cannot compile for Pyodide's Python 3.12: the site boots "
+             "without bytecode, a few seconds slower (build with a Python 3.12 to have it)")
+        return None
+    with progress("compiling the modules the lessons import for Pyodide"):
+        folder, _ = precompiled.precompiled_runtime(runtime_dir, wheel_path)
+    target = site_dir / ASSET_DIR / "runtime" / folder.name
+    target.mkdir(parents=True, exist_ok=True)
+    names = ("python_stdlib.zip", "pyodide-lock.json", pyodide_runtime.numpy_file_name(), wheel_path.name)
+    for name in names:
+        link_or_copy(folder / name, target / name)
+    return {"stdlib": site_file(target / "python_stdlib.zip", site_dir),
+            "lock": site_file(target / "pyodide-lock.json", site_dir),
+            "numpy": site_file(target / names[2], site_dir), "wheel": site_file(target / wheel_path.name, site_dir)}
+
+
+def write_boot_script(site_dir: Path, manifest: dict) -> None:
+    """boot.js as the site serves it: runtime.json's JSON written in place of its marker."""
+    source = (BROWSER_DIR / "boot.js").read_text(encoding="utf-8")
+    if BOOT_MARKER not in source:
+        raise RuntimeError(f"build_scripts/browser/boot.js has lost its marker {BOOT_MARKER!r}")
+    script = source.replace(BOOT_MARKER, json.dumps(manifest, separators=(",", ":")), 1)
+    write_atomic(site_dir / ASSET_DIR / "boot.js", script)  # a new file: the cached, linked copy stays as it was
 
 
 def wheel_entry(wheel_path: Path, progress: Callable[..., Progress] = Progress) -> pyodide_runtime.WheelEntry:
@@ -115,17 +159,26 @@ def write_site_runtime(site_dir: Path, *, self_host: bool, runtime_dir: Path = p
         with progress("building the explainer wheel"):
             wheel_path = build_wheel(wheel_dir)
     wheel = wheel_entry(wheel_path, progress)
-    wheel_url = f"wheels/{wheel.sha256[:16]}/{wheel.file_name}"
     editor = bundle_path()
     if not editor.is_file():
         with progress("bundling the code editor"):
             editor = build_editor_bundle()
     link_or_copy(editor, site_dir / ASSET_DIR / BUNDLE_NAME)
-    (site_dir / ASSET_DIR / wheel_url).parent.mkdir(parents=True, exist_ok=True)
-    link_or_copy(wheel_path, site_dir / ASSET_DIR / wheel_url)
     if self_host:
         copy_runtime(site_dir, runtime_dir, progress)
+    precompiled = publish_precompiled(site_dir, runtime_dir, wheel_path, progress)
+    if precompiled:
+        numpy_file, wheel_file = precompiled["numpy"], precompiled["wheel"]
+    else:  # the plain wheels: ours under a folder named by its hash, numpy's where the runtime keeps it
+        wheel_url = f"wheels/{wheel.sha256[:16]}/{wheel.file_name}"
+        (site_dir / ASSET_DIR / wheel_url).parent.mkdir(parents=True, exist_ok=True)
+        link_or_copy(wheel_path, site_dir / ASSET_DIR / wheel_url)
+        wheel_file = {"url": wheel_url, "integrity": wheel.integrity}
+        numpy_file = pyodide_runtime.numpy_entry()
+        index_url = f"../pyodide/{pyodide_runtime.PYODIDE_VERSION}/" if self_host else pyodide_runtime.PYODIDE_CDN_URL
+        numpy_file["url"] = index_url + numpy_file["url"]
     boot_files = pyodide_runtime.boot_file_integrity(runtime_dir if self_host else pyodide_runtime.NPM_PYODIDE_DIR)
-    manifest = runtime_manifest(wheel, wheel_url, self_host, boot_files)
+    manifest = runtime_manifest(wheel_file, numpy_file, self_host, boot_files, precompiled)
+    write_boot_script(site_dir, manifest)
     write_atomic(site_dir / ASSET_DIR / "runtime.json", json.dumps(manifest, indent=2) + "\n")
     return manifest

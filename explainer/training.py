@@ -7,7 +7,7 @@ caller can draw between them; the same seed gives the same run, number for numbe
 """
 
 import math
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -80,8 +80,8 @@ def backward(grad_logits: np.ndarray, parameters: dict, cache, config: TrainingC
     """The gradient of the loss with respect to every parameter, given its gradient with respect to the logits."""
     tokens, block_caches, h, final = cache
     grads = {name: np.zeros_like(value) for name, value in parameters.items()}
-    width = config.width
-    grads["unembedding"] = final.reshape(-1, width).T @ grad_logits.reshape(-1, grad_logits.shape[-1])  # (d, V)
+    width, vocabulary = config.width, grad_logits.shape[-1]
+    grads["unembedding"] = layers.summed_outer(final.reshape(-1, width), grad_logits.reshape(-1, vocabulary))  # (d, V)
     grad = grad_logits @ parameters["unembedding"].T  # (B, T, d)
     grad = layers.final_norm_backward(h, config, grad)
     for layer in reversed(range(config.depth)):
@@ -189,33 +189,58 @@ class Training:
 # ---- generation ---------------------------------------------------------------------------------------------------
 
 
-def generate(parameters: dict, prompts: np.ndarray, count: int, config: TrainingConfig) -> np.ndarray:
-    """Greedy decoding: append the most likely next token `count` times to prompts (N, P); returns (N, count)."""
+def generating(parameters: dict, prompts: np.ndarray, count: int, config: TrainingConfig) -> Generator:
+    """`generate` a token at a time: yields after each one (a caller may do other work in between) and returns
+    what `generate` returns."""
     sequences = np.asarray(prompts)
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        for _ in range(count):
+    for _ in range(count):
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             logits = forward(parameters, sequences, config)[0][:, -1]  # (N, V): only the last position is new
-            sequences = np.concatenate([sequences, logits.argmax(axis=-1)[:, None]], axis=1)
+        sequences = np.concatenate([sequences, logits.argmax(axis=-1)[:, None]], axis=1)
+        yield
     return sequences[:, -count:]
 
 
-def evaluate(run: Training, samples: int = 3) -> dict:
-    """Final losses, teacher-forced and generated answer accuracy on the validation split, and a few samples."""
+def generate(parameters: dict, prompts: np.ndarray, count: int, config: TrainingConfig) -> np.ndarray:
+    """Greedy decoding: append the most likely next token `count` times to prompts (N, P); returns (N, count)."""
+    return _finish(generating(parameters, prompts, count, config))
+
+
+def evaluation(run: Training, samples: int = 3) -> Generator:
+    """`evaluate` a forward pass at a time: yields after each one and returns what `evaluate` returns."""
     data, config = run.data, run.config
     prompt_length, answers = data.prompt_length, data.validation[:, data.prompt_length:]  # (N, n)
     inputs, targets, scored = split(data.validation, prompt_length)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         forced = forward(run.parameters, inputs, config)[0].argmax(axis=-1)[:, prompt_length - 1:]  # (N, n)
-    generated = generate(run.parameters, data.validation[:, :prompt_length], answers.shape[1], config)  # (N, n)
-    train_sample = data.train[:len(data.validation)]
+    yield
+    generated = yield from generating(run.parameters, data.validation[:, :prompt_length], answers.shape[1], config)
+    train_loss = loss_of(run.parameters, data.train[:len(data.validation)], prompt_length, config)
+    yield
+    val_loss = run.validation_loss()
+    yield
     return {
-        "train_loss": loss_of(run.parameters, train_sample, prompt_length, config),
-        "val_loss": run.validation_loss(),
+        "train_loss": train_loss,
+        "val_loss": val_loss,
         "teacher_forced_accuracy": float((forced == answers).all(axis=1).mean()),
         "generated_accuracy": float((generated == answers).all(axis=1).mean()),
         "samples": [{"prompt": decode(data.validation[i, :prompt_length]), "expected": decode(answers[i]),
                      "generated": decode(generated[i])} for i in range(samples)],
     }
+
+
+def evaluate(run: Training, samples: int = 3) -> dict:
+    """Final losses, teacher-forced and generated answer accuracy on the validation split, and a few samples."""
+    return _finish(evaluation(run, samples))
+
+
+def _finish(steps: Generator):
+    """Run a generator to its end and return its return value."""
+    while True:
+        try:
+            next(steps)
+        except StopIteration as stop:
+            return stop.value
 
 
 # ---- the experiment -----------------------------------------------------------------------------------------------

@@ -216,6 +216,13 @@ def elements_by_page(site: Path, tag: str, css_class: str, attribute: str) -> di
     return pages
 
 
+def page_path(page: str) -> str:
+    """Where the site serves a Markdown page (its path relative to docs/): its path from the site root, "" for the
+    home page, else ending in "/" (MkDocs' and Zensical's directory URLs)."""
+    stem = page.removesuffix(".md")
+    return "" if stem == "index" else stem.removesuffix("/index") + "/"
+
+
 def nav_pages(config_file: Path = PROJECT_ROOT / "mkdocs.yml") -> list[str]:
     """Every page of the site's navigation as a path from the site root ("" for the home page, else ending in "/"),
     read from mkdocs.yml: a lesson added to the nav is tested without editing any test."""
@@ -233,8 +240,18 @@ def nav_pages(config_file: Path = PROJECT_ROOT / "mkdocs.yml") -> list[str]:
             if isinstance(target, list):
                 walk(target)
             elif isinstance(target, str) and target.endswith(".md"):
-                stem = target.removesuffix(".md")
-                pages.append("" if stem == "index" else stem.removesuffix("/index") + "/")
+                pages.append(page_path(target))
 
     walk(yaml.load(config_file.read_text(encoding="utf-8"), Loader=Loader)["nav"])
     return pages
+
+
+def settle_each_sandbox(page, settled: str, timeout_ms: int) -> int:
+    """Scroll to each sandbox of the open page in turn, as a reader would, and wait until the JavaScript condition
+    `settled` (on the figure `f`, e.g. "f.dataset.state === 'live'") holds for it; return how many there are."""
+    figures = page.locator("figure.sandbox")
+    for index in range(figures.count()):
+        figure = figures.nth(index)
+        figure.scroll_into_view_if_needed()
+        page.wait_for_function(f"f => {settled}", arg=figure.element_handle(), timeout=timeout_ms)
+    return figures.count()

@@ -1,7 +1,8 @@
 /* The one definition of the messages between the page (runtime.js) and the Pyodide worker (worker.js).
  *
  *   page → worker   {id, op, args}
- *       op "boot"    args: the resolved manifest                      value: {booted: true, interrupts: bool}
+ *       op "boot"    args: {manifest, base, revalidate}               value: {booted: true, interrupts: bool}
+ *                    (runtime.json's JSON, its URL, true on a retry's boot: ask the server again past caches)
  *       op "render"  args: {sandbox, params}                          value: the figure description
  *       op "run"     args: {code, session, setup, check}              value: {result, check}
  *       op "reset"   args: {session}                                  value: {reset: bool}
@@ -67,8 +68,51 @@
     return Boolean(message) && typeof message === "object" && "event" in message;
   }
 
+  // ---- the manifest (runtime.json), resolved the same way by the page and the worker ------------------------------
+
+  const DEFAULT_TIMEOUT_MS = 60000;
+
+  /** A manifest that cannot be used; the message is one clause for the reader ("the runtime manifest has no …"). */
+  class ManifestError extends Error {}
+
+  function requireText(value, name) {
+    if (typeof value !== "string" || !value) throw new ManifestError(`the runtime manifest has no ${name}`);
+    return value;
+  }
+
+  /** A downloadable file of the manifest ({url, integrity}), its URL made absolute against `base`. */
+  function resolveFile(file, name, base, {optional = false} = {}) {
+    if (file === null || file === undefined) {
+      if (optional) return null;
+      throw new ManifestError(`the runtime manifest has no ${name}`);
+    }
+    return {...file, url: new URL(requireText(file.url, `${name}.url`), base).href};
+  }
+
+  /** runtime.json's JSON with every URL absolute (relative ones are relative to runtime.json, `base`) and the
+   * timeout a number; ManifestError when something the boot needs is missing. */
+  function resolveManifest(manifest, base) {
+    if (!manifest || typeof manifest !== "object" || Array.isArray(manifest)) {
+      throw new ManifestError("the runtime manifest is not a JSON object");
+    }
+    let indexURL = new URL(requireText(manifest.pyodide && manifest.pyodide.indexURL, "pyodide.indexURL"), base).href;
+    if (!indexURL.endsWith("/")) indexURL += "/";
+    const wheel = resolveFile(manifest.wheel, "wheel", base);
+    requireText(wheel.integrity, "wheel.integrity");
+    const timeout = Number(manifest.timeout_ms);
+    return {
+      ...manifest,
+      pyodide: {...manifest.pyodide, indexURL},
+      wheel,
+      numpy: resolveFile(manifest.numpy, "numpy", base),
+      stdlib: resolveFile(manifest.stdlib, "stdlib", base, {optional: true}),
+      lock: resolveFile(manifest.lock, "lock", base, {optional: true}),
+      timeout_ms: timeout > 0 ? timeout : DEFAULT_TIMEOUT_MS,
+    };
+  }
+
   root.ExplainerProtocol = Object.freeze({
-    OPS, STAGES, STAGE_LABELS, ERROR_KINDS, SIGINT, request, progress, stageProgress, success, failure, isProgress,
-    isEvent,
+    OPS, STAGES, STAGE_LABELS, ERROR_KINDS, SIGINT, DEFAULT_TIMEOUT_MS, request, progress, stageProgress, success,
+    failure, isProgress, isEvent, ManifestError, resolveManifest,
   });
 })(globalThis);

@@ -23,8 +23,8 @@
   const Protocol = window.ExplainerProtocol;
   const OPS = Protocol.OPS;
 
-  const DEFAULT_TIMEOUT_MS = 60000;
-  const INTERRUPT_GRACE_MS = 1500;  // how long an interrupted cell may take to stop before its worker is terminated
+  const DEFAULT_TIMEOUT_MS = Protocol.DEFAULT_TIMEOUT_MS;
+  const INTERRUPT_GRACE_MS = 2000;  // how long an interrupted cell may take to stop before its worker is terminated
 
   function firstLine(text, limit = 200) {
     const line = String(text ?? "").split("\n")[0].trim();
@@ -49,31 +49,11 @@
     }
   }
 
-  function requireText(value, name) {
-    if (typeof value !== "string" || !value) throw new RuntimeFailure(`the runtime manifest has no ${name}`);
-    return value;
-  }
-
-  function resolveManifest(manifest) {
-    if (!manifest || typeof manifest !== "object" || Array.isArray(manifest)) {
-      throw new RuntimeFailure("the runtime manifest is not a JSON object");
-    }
-    let indexURL = new URL(requireText(manifest.pyodide && manifest.pyodide.indexURL, "pyodide.indexURL"),
-      MANIFEST_URL).href;
-    if (!indexURL.endsWith("/")) indexURL += "/";
-    const wheel = manifest.wheel || {};
-    requireText(wheel.integrity, "wheel.integrity");
-    if (!Array.isArray(manifest.packages)) throw new RuntimeFailure("the runtime manifest has no package list");
-    const timeout = Number(manifest.timeout_ms);
-    return {
-      ...manifest,
-      pyodide: {...manifest.pyodide, indexURL},
-      wheel: {...wheel, url: new URL(requireText(wheel.url, "wheel.url"), MANIFEST_URL).href},
-      timeout_ms: timeout > 0 ? timeout : DEFAULT_TIMEOUT_MS,
-    };
-  }
-
+  /** runtime.json as it was written ({raw, base}): from boot.js when the page has it (the build writes the manifest
+   * into that script), else fetched. */
   async function loadManifest() {
+    const boot = window.ExplainerBoot;
+    if (boot && boot.manifest) return {raw: boot.manifest, base: boot.base};
     let response;
     try {
       response = await fetch(MANIFEST_URL, {signal: AbortSignal.timeout(DEFAULT_TIMEOUT_MS)});
@@ -81,13 +61,19 @@
       throw new RuntimeFailure("the runtime manifest could not be fetched");
     }
     if (!response.ok) throw new RuntimeFailure(`the runtime manifest could not be fetched (HTTP ${response.status})`);
-    let manifest;
     try {
-      manifest = JSON.parse(await response.text());
+      return {raw: JSON.parse(await response.text()), base: MANIFEST_URL};
     } catch (error) {
       throw new RuntimeFailure("the runtime manifest is not valid JSON (the file may be cut short)");
     }
-    return resolveManifest(manifest);
+  }
+
+  function resolveManifest({raw, base}) {
+    try {
+      return Protocol.resolveManifest(raw, base);
+    } catch (error) {
+      throw new RuntimeFailure(error.message);
+    }
   }
 
   // ---- the runtime: one worker for the whole visit ---------------------------------------------------------------
@@ -98,7 +84,8 @@
       this.progress = null;  // the latest boot progress {stage, state, fraction}
       this.failure = null;  // {reason, detail} once failed
       this.stopped = null;  // {reason, blames(id)} of the last time the worker went away unasked, until the next boot
-      this.manifest = null;
+      this.source = null;  // runtime.json as written, {raw, base}: what a boot request carries
+      this.manifest = null;  // the same, resolved (absolute URLs)
       this.worker = null;
       this.interruptBuffer = null;  // with cross-origin isolation: writing SIGINT stops the running cell
       this.calls = new Map();  // request id → {resolve, reject, onProgress, timer, options, op}
@@ -144,17 +131,23 @@
       this.failure = null;
       this.progress = {stage: Protocol.STAGES[0], state: "start", fraction: 0};
       this.notify();
+      // The worker boot.js started while the page was parsing, the first time only; else a worker of our own.
+      const early = window.ExplainerBoot && typeof window.ExplainerBoot.take === "function"
+        ? window.ExplainerBoot.take() : null;
       try {
-        this.manifest = this.manifest || (await loadManifest());
-        if (generation !== this.generation) return;
-        this.spawn();
-        const {reply} = this.call(OPS.BOOT, {...this.manifest, revalidate: this.revalidate}, {
+        // A manifest is kept only once it resolves, so a retry after a broken one fetches it again.
+        const source = early ? {raw: early.manifest, base: early.base} : this.source || (await loadManifest());
+        this.manifest = resolveManifest(source);
+        this.source = source;
+        if (generation !== this.generation) throw new RuntimeStopped("the boot was abandoned", false);
+        const options = {
           onProgress: (progress) => {
             this.progress = progress;
             this.notify();
           },
           onTimeout: () => this.fail(`loading took longer than ${seconds(this.manifest.timeout_ms)}`),
-        });
+        };
+        const {reply} = early ? this.adopt(early, options) : this.spawn(options);
         const message = await reply;
         if (!message.ok) {
           throw Object.assign(new RuntimeFailure(firstLine(message.error.message)), {detail: message.error.detail});
@@ -164,6 +157,7 @@
         this.state = "ready";
         this.notify();
       } catch (error) {
+        if (early && early.worker !== this.worker) early.worker.terminate();
         if (generation === this.generation && this.state === "booting") {
           this.fail(error instanceof RuntimeFailure || error instanceof RuntimeStopped ? error.message
             : firstLine(error && error.message), error.detail);
@@ -171,9 +165,26 @@
       }
     }
 
-    spawn() {
+    /** Start a worker of our own and send it the boot request. */
+    spawn(options) {
       const name = `explainer-worker-${Math.random().toString(36).slice(2)}-${Date.now()}`;
-      const worker = new Worker(WORKER_URL, {name});
+      this.attach(new Worker(WORKER_URL, {name}));
+      return this.call(OPS.BOOT, {manifest: this.source.raw, base: this.source.base, revalidate: this.revalidate},
+        options);
+    }
+
+    /** Take over the worker boot.js started: its boot request becomes ours, and what it said meanwhile is replayed. */
+    adopt(early, options) {
+      const reply = this.track(early.bootId, options);
+      this.attach(early.worker);
+      for (const message of early.messages) this.receive(message);
+      if (early.error !== null) {
+        this.lose(`the worker could not be started or crashed${early.error ? `: ${firstLine(early.error)}` : ""}`);
+      }
+      return {id: early.bootId, reply};
+    }
+
+    attach(worker) {
       worker.onmessage = (event) => worker === this.worker && this.receive(event.data);
       worker.onerror = (event) => {
         event.preventDefault();
@@ -203,12 +214,18 @@
      */
     call(op, args, options = {}) {
       const id = this.nextId++;
-      const reply = new Promise((resolve, reject) => {
-        this.calls.set(id, {resolve, reject, options, op, timer: null});
-      });
-      this.arm(id, options.idleTimeoutMs || (options.timeoutMs ?? this.manifest.timeout_ms));
+      const reply = this.track(id, options);
       this.worker.postMessage(Protocol.request(id, op, args));
       return {id, reply};
+    }
+
+    /** Wait for the reply to request `id` (sent by us, or by boot.js before we took its worker). */
+    track(id, options) {
+      const reply = new Promise((resolve, reject) => {
+        this.calls.set(id, {resolve, reject, options, timer: null});
+      });
+      this.arm(id, options.idleTimeoutMs || (options.timeoutMs ?? this.manifest.timeout_ms));
+      return reply;
     }
 
     /** (Re)start a request's timer: past `wait` ms its onTimeout runs, or the worker is stopped for it. */
@@ -246,14 +263,17 @@
       call.resolve(message);
     }
 
-    /** Forget a request (it resolves as cancelled now) and ask the worker to drop it, or stop it if it streams. */
+    /** Forget a request (it resolves as cancelled now) and ask the worker to drop it, or stop it if it streams.
+     * Returns a promise of the worker's answer, {cancelled}, which comes once the worker has stopped the request
+     * (after the chunk it may be running), or of null if there was nothing to cancel or the worker went away. */
     cancel(id) {
       const call = this.calls.get(id);
-      if (!call || !this.worker) return;
+      if (!call || !this.worker) return Promise.resolve(null);
       clearTimeout(call.timer);
       this.calls.delete(id);
       call.resolve(Protocol.failure(id, {kind: "cancelled", message: "cancelled"}));
-      this.worker.postMessage(Protocol.request(this.nextId++, OPS.CANCEL, {target: id}));
+      const {reply} = this.call(OPS.CANCEL, {target: id}, {timeoutMs: 0});
+      return reply.then((message) => (message.ok ? message.value : null), () => null);
     }
 
     /** Stop the running cell: through the interrupt buffer when there is one (the worker survives, unless it does

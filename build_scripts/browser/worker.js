@@ -1,11 +1,10 @@
-/* The Pyodide worker: one per visit, started by runtime.js, speaking the messages defined in protocol.js.
+/* The Pyodide worker: one per visit, started by boot.js or runtime.js, speaking the messages defined in protocol.js.
  *
- * boot    loads the runtime (pyodide.js from manifest.pyodide.indexURL), the packages of manifest.packages (Pyodide
- *         checks each file's sha256 against its lock file) and the explainer wheel (fetched with Subresource
- *         Integrity, unpacked into site-packages); with cross-origin isolation it also sets Pyodide's interrupt buffer
- *         and hands it to the page, so a runaway cell can be stopped without losing the worker. Every file of the
- *         boot is checked (Pyodide's own by the integrity runtime.json gives), and a failed download is named
- *         (see "downloads" below).
+ * boot    resolves the manifest it is sent (runtime.json's JSON and URL), then loads the runtime (pyodide.js from
+ *         manifest.pyodide.indexURL), numpy's wheel and the explainer wheel (unpacked into site-packages; see
+ *         loadRuntime); with cross-origin isolation it also sets Pyodide's interrupt buffer and hands it to the page,
+ *         so a runaway cell can be stopped without losing the worker. Every file of the boot is checked, and a failed
+ *         download is named (see "downloads" below).
  * render  explainer.sandbox.render_json(sandbox, params).
  * run     explainer.live.run_cell_json: a reader's code cell; its output streams back as progress messages.
  * reset   forgets a cell session's variables.
@@ -62,18 +61,18 @@ function failWith(id, error, kind = "exception") {
 //
 // The browser reports a download refused for its checksum, an HTTP error and a lost connection alike ("Failed to
 // fetch"), and Pyodide waits forever for a .wasm that did not arrive. So every fetch goes through checkedFetch: it adds
-// the integrity runtime.json gives for each of Pyodide's boot files (Pyodide adds its lock's sha256 for packages, the
-// explainer wheel comes with its own), and during the boot a failure is asked about once more, without the check and
-// past every cache (and every service worker), to say which it was. A stage ends at the first failure of one of its
-// files, naming it. Pyodide's two scripts are fetched and checked the same way, then run from those bytes (a blob:
-// URL): importScripts alone cannot check an integrity.
+// the integrity the manifest gives (pyodide.files for Pyodide's own files under indexURL, the lock's, and the stdlib,
+// numpy and wheel entries), and during the boot a failure is asked about once more, without the check and past every
+// cache (and every service worker), to say which it was. A stage ends at the first failure of one of its files,
+// naming it. Pyodide's two scripts are fetched and checked the same way, then run from those bytes (a blob: URL):
+// importScripts alone cannot check an integrity.
 
 const nativeFetch = self.fetch.bind(self);
 const nativeImportScripts = self.importScripts.bind(self);
 const downloads = {
   indexURL: "",
-  wheelURL: "",
-  integrity: new Map(),  // absolute URL → integrity of one of Pyodide's boot files (runtime.json: pyodide.files)
+  stages: new Map(),  // absolute URL → boot stage, for the manifest's own files
+  integrity: new Map(),  // absolute URL → Subresource Integrity of a file the boot may fetch
   scripts: new Map(),  // absolute URL → blob: URL of a script fetched and checked, for importScripts
   failures: [],  // {url, kind, detail} of the boot's failed downloads, in order
   listeners: new Set(),
@@ -84,11 +83,28 @@ function fileName(url) {
   return decodeURIComponent(new URL(url).pathname.split("/").pop());
 }
 
-/** Which boot stage a file belongs to. */
+/** Which boot stage a file belongs to: the manifest's files by their entry, anything else under indexURL the
+ * runtime's; null for a file that is not the boot's. */
 function stageOf(url) {
-  if (url === downloads.wheelURL) return "explainer";
-  if (!downloads.indexURL || !url.startsWith(downloads.indexURL)) return null;
-  return url.endsWith(".whl") ? "numpy" : "runtime";
+  if (downloads.stages.has(url)) return downloads.stages.get(url);
+  return downloads.indexURL && url.startsWith(downloads.indexURL) ? "runtime" : null;
+}
+
+/** Learn the boot's files from the resolved manifest: their stages, their integrity, and whether to revalidate. */
+function expectFiles(manifest, revalidate) {
+  const indexURL = manifest.pyodide.indexURL;
+  downloads.indexURL = indexURL;
+  downloads.revalidate = Boolean(revalidate);
+  for (const [name, integrity] of Object.entries(manifest.pyodide.files || {})) {
+    downloads.integrity.set(new URL(name, indexURL).href, integrity);
+  }
+  const files = {stdlib: "runtime", lock: "runtime", numpy: "numpy", wheel: "explainer"};
+  for (const [entry, stageName] of Object.entries(files)) {
+    const file = manifest[entry];
+    if (!file) continue;
+    downloads.stages.set(file.url, stageName);
+    if (file.integrity) downloads.integrity.set(file.url, file.integrity);
+  }
 }
 
 function noteFailure(url, kind, detail = "") {
@@ -139,17 +155,25 @@ async function checkedFetch(input, init) {
 }
 self.fetch = checkedFetch;
 
-self.importScripts = (...urls) => nativeImportScripts(
-  ...urls.map((url) => downloads.scripts.get(new URL(url, self.location.href).href) || url));
+/** Start downloading a file of the manifest now (checkedFetch adds its integrity); the promise is of its bytes. A
+ * failure is reported by the stage that needs the file, not as an unhandled rejection. */
+function download(url) {
+  const bytes = fetch(url).then((response) => {
+    if (!response.ok) throw new Error(`HTTP ${response.status} for ${url}`);
+    return response.arrayBuffer();
+  });
+  bytes.catch(() => {});
+  return bytes;
+}
 
 /** A script fetched and checked by checkedFetch, as a blob: URL importScripts can run. */
 async function checkedScript(url) {
-  const response = await fetch(url);
-  if (!response.ok) throw new Error(`HTTP ${response.status} for ${url}`);
-  const script = URL.createObjectURL(new Blob([await response.arrayBuffer()], {type: "text/javascript"}));
+  const script = URL.createObjectURL(new Blob([await download(url)], {type: "text/javascript"}));
   downloads.scripts.set(url, script);
   return script;
 }
+self.importScripts = (...urls) => nativeImportScripts(
+  ...urls.map((url) => downloads.scripts.get(new URL(url, self.location.href).href) || url));
 
 /** A failed download as the reader reads it: what did not load, which file, why. */
 function describeFailure({url, kind, detail}, label) {
@@ -185,6 +209,7 @@ function failedDownload(name) {
     if (firstFailureOf(name)) listener(firstFailureOf(name));
     downloads.listeners.add(listener);
   });
+  promise.catch(() => {});
   return {promise, stop: () => downloads.listeners.delete(listener)};
 }
 
@@ -221,45 +246,56 @@ function entryPoints(pyodide) {
   };
 }
 
-async function loadRuntime(id, manifest) {
+/** Unpack a wheel into site-packages and tell that folder's finder (only it: invalidating every finder makes the
+ * standard library's zipimporter re-read its whole directory, a few hundred ms). */
+function installWheel(pyodide, buffer) {
+  // Without extractDir, unpackArchive unpacks into the working directory, not site-packages.
+  const sitePackages = pyodide.runPython("import sysconfig; sysconfig.get_path('purelib')");
+  pyodide.unpackArchive(buffer, "wheel", {extractDir: sitePackages});
+  pyodide.runPython(`
+import sys
+finder = sys.path_importer_cache.get(${JSON.stringify(sitePackages)})
+if finder is not None:
+    finder.invalidate_caches()
+`);
+}
+
+/**
+ * The boot, fastest first (measured in benchmarks/boot_prototype, notes in README.md): every file starts downloading
+ * at once, in parallel with the interpreter's start; the standard library and the wheels come with bytecode for what
+ * the lessons import (build_scripts/precompiled.py), so Python unmarshals instead of compiling; numpy is unpacked from
+ * its wheel and imported, which links the 3 of its 19 libraries that `import numpy` needs (loadPackage would link all).
+ * Every file is checked by Subresource Integrity (checkedFetch): Pyodide's own by pyodide.files, numpy's by the
+ * official lock's hash, ours, and the standard library and lock when the build precompiled them.
+ */
+async function loadRuntime(id, manifest, revalidate) {
+  expectFiles(manifest, revalidate);
   const indexURL = manifest.pyodide.indexURL;
-  downloads.indexURL = indexURL;
-  downloads.wheelURL = manifest.wheel.url;
-  downloads.revalidate = Boolean(manifest.revalidate);
-  for (const [name, integrity] of Object.entries(manifest.pyodide.files || {})) {
-    downloads.integrity.set(new URL(name, indexURL).href, integrity);
-  }
-  // Our wheel is small and independent of the runtime: download it while Pyodide loads, install it after numpy.
-  const {url, integrity} = manifest.wheel;
-  const wheel = fetch(url, {integrity}).then((response) => {
-    if (!response.ok) throw new Error(`HTTP ${response.status} for ${url}`);
-    return response.arrayBuffer();
-  });
-  wheel.catch(() => {});  // a failure is reported by the explainer stage, not as an unhandled rejection
+  const stdlib = manifest.stdlib && download(manifest.stdlib.url);
+  const numpy = download(manifest.numpy.url);
+  const wheel = download(manifest.wheel.url);
   const pyodide = await stage(id, "runtime", async () => {
     // pyodide.js loads pyodide.asm.js with importScripts: both are fetched and checked first (see "downloads").
     const [loader] = await Promise.all([checkedScript(indexURL + "pyodide.js"),
       checkedScript(indexURL + "pyodide.asm.js")]);
+    const options = {indexURL};
+    if (stdlib) options.stdLibURL = URL.createObjectURL(new Blob([await stdlib]));  // the checked bytes, not a refetch
+    if (manifest.lock) options.lockFileURL = manifest.lock.url;
     try {
       nativeImportScripts(loader);
-      return await self.loadPyodide({indexURL});
+      return await self.loadPyodide(options);
     } finally {
       for (const script of downloads.scripts.values()) URL.revokeObjectURL(script);
       downloads.scripts.clear();
     }
   });
   await stage(id, "numpy", async () => {
-    // loadPackage reports a failed download through errorCallback and resolves anyway: collect and throw.
-    const problems = [];
-    await pyodide.loadPackage(manifest.packages, {messageCallback: () => {}, errorCallback: (m) => problems.push(m)});
-    if (problems.length) throw new Error(problems.join("; "));
+    installWheel(pyodide, await numpy);
+    pyodide.loadedPackages.numpy = "default channel";  // so a later loadPackage("numpy") does not install it again
+    pyodide.runPython("import numpy");
   });
   return stage(id, "explainer", async () => {
-    const buffer = await wheel;
-    // Without extractDir, unpackArchive unpacks into the working directory, not site-packages.
-    const sitePackages = pyodide.runPython("import sysconfig; sysconfig.get_path('purelib')");
-    pyodide.unpackArchive(buffer, "wheel", {extractDir: sitePackages});
-    pyodide.runPython("import importlib; importlib.invalidate_caches()");
+    installWheel(pyodide, await wheel);
     if (self.crossOriginIsolated && typeof SharedArrayBuffer === "function") {
       interruptBuffer = new Uint8Array(new SharedArrayBuffer(1));
       pyodide.setInterruptBuffer(interruptBuffer);
@@ -268,11 +304,12 @@ async function loadRuntime(id, manifest) {
   });
 }
 
-async function boot(id, manifest) {
+async function boot(id, {manifest, base, revalidate = false}) {
   if (!booting) {
-    booting = loadRuntime(id, manifest).then((entries) => {
-      python = entries;
-    });
+    booting = Promise.resolve().then(() => loadRuntime(id, Protocol.resolveManifest(manifest, base), revalidate))
+      .then((entries) => {
+        python = entries;
+      });
   }
   try {
     await booting;
@@ -309,6 +346,7 @@ function reset(id, {session}) {
 }
 
 function streamStep(id, args) {
+  if (interruptBuffer) interruptBuffer[0] = 0;  // an interrupt meant for a cell that has just ended must not stop this
   if (!streams.has(id)) {  // the first chunk opens the stream
     const opened = JSON.parse(python.openStream(String(args.name), JSON.stringify(args.args || {})));
     if (opened.error) {

@@ -3,8 +3,8 @@
 The syntax is pymdown-extensions' generic block (`/// name | argument`, an optional YAML body, a closing `///`), so
 lessons read the same as the admonitions and details around them. The blocks are found by a preprocessor rather than
 by pymdownx's block framework because that framework turns a block it cannot parse back into plain text, silently,
-and knows no line numbers; here every error names `file:line` and stops the build (a live preview under Zensical
-shows it in the page instead, see _page.PREVIEW). Which file, and how its raw HTML reaches the site root, is the
+and knows no line numbers; here every error names `file:line` and stops the build (a live preview shows it in the
+page instead, see _page.PREVIEW). Which file, and how its raw HTML reaches the site root, is the
 current page's context (_page.py), whichever engine converts it.
 """
 
@@ -182,26 +182,33 @@ def error_line(error: Exception) -> str:
     return str(error) if isinstance(error, MarkdownSourceError) else f"explainer: {error}"
 
 
+def previewed(error: Exception) -> str:
+    """In a live preview (_page.PREVIEW): report an authoring error and return the box that shows it in the page.
+    Otherwise raise it: the build stops."""
+    if _page.PREVIEW is None:
+        raise error
+    _page.PREVIEW.report(error_line(error))
+    return _page.error_box(str(error))
+
+
 def shown_in_preview(run: Callable[[Preprocessor, list[str]], list[str]]):
-    """Decorate a preprocessor's run: in a live preview (_page.PREVIEW), an authoring error is reported and shown at
-    the top of the page, which keeps its text, instead of stopping the server; otherwise it is raised."""
+    """Decorate a preprocessor's run: in a live preview, an authoring error is reported and shown at the top of the
+    page, which keeps its text, instead of stopping the server; otherwise it is raised."""
 
     def guarded(self: Preprocessor, lines: list[str]) -> list[str]:
         try:
             return run(self, lines)
         except (MarkdownSourceError, FigureError) as error:
-            if _page.PREVIEW is None:
-                raise
-            _page.PREVIEW.report(error_line(error))
-            return [self.md.htmlStash.store(_page.error_box(error)), "", *lines]
+            return [self.md.htmlStash.store(previewed(error)), "", *lines]
 
     return guarded
 
 
 class BlockPreprocessor(Preprocessor):
-    """Replace each block with the HTML its handler returns (stashed, so Markdown leaves it alone)."""
+    """Replace each block with the HTML its handler returns (stashed, so Markdown leaves it alone), or with the
+    Markdown lines it returns (which do not keep the page's line count: only for blocks read after every other)."""
 
-    def __init__(self, md, handlers: dict[str, Callable[[Block], str]]):
+    def __init__(self, md, handlers: dict[str, Callable[[Block], str | list[str]]]):
         super().__init__(md)
         self.handlers = handlers
         _page.register_page_context(md)
@@ -210,12 +217,18 @@ class BlockPreprocessor(Preprocessor):
     def run(self, lines: list[str]) -> list[str]:
         output, copied = [], 0
         for block in find_blocks(lines, set(self.handlers)):
-            html = self.handlers[block.name](block)
+            try:
+                placed = self.handlers[block.name](block)
+            except (MarkdownSourceError, FigureError) as error:
+                placed = previewed(error)  # a live preview shows it in the block's place; the others still build
             output.extend(lines[copied : block.line - 1])
+            copied = block.end + 1
+            if isinstance(placed, list):
+                output.extend(["", *(block.indent + line if line else line for line in placed), ""])
+                continue
             # As many lines as the block had (at least the 3 that keep the HTML its own paragraph), so blocks
             # read after this one still report their authors' line numbers.
-            replacement = ["", block.indent + self.md.htmlStash.store(html), ""]
+            replacement = ["", block.indent + self.md.htmlStash.store(placed), ""]
             output.extend(replacement + [""] * (block.end + 2 - block.line - len(replacement)))
-            copied = block.end + 1
         output.extend(lines[copied:])
         return output

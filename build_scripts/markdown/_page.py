@@ -10,8 +10,9 @@ build writes (`assets/figures/…`) needs the way from the page to the site root
   alone, so paths go up from the page's URL.
 - Plain Python-Markdown (tests, other tools): no page; errors still name the line, paths start at the domain root.
 
-A live preview (`python -m build_scripts.pipeline serve --engine zensical`) sets PREVIEW: a broken block then shows
-its error in the page instead of stopping the server, and figures a page newly needs are drawn before it is written.
+A live preview (`make serve`, under either engine) sets PREVIEW: a broken page is then converted from its last good
+version, or shows its error in place of what could not be built, instead of stopping the server (see
+build_scripts/pipeline/preview.py); under Zensical, figures a page newly needs are drawn before it is written.
 """
 
 import contextlib
@@ -44,6 +45,9 @@ class Preview:
 
     report: Callable[[str], None]  # one line per error, e.g. print to stderr
     figures_needed: Callable[[list], None]  # FigureJobs a page places; drawn and put into the site before it is shown
+    # Under Zensical, which tells no plugin about its pages: given a page (as errors name it) and its Markdown, the
+    # Markdown to convert and, when that is the page's last good version instead, the error it stands for.
+    page_markdown: Callable[[str, str], tuple[str, str | None]] | None = None
 
 
 PREVIEW: Preview | None = None
@@ -87,7 +91,14 @@ class PageContextPreprocessor(Preprocessor):
     def run(self, lines: list[str]) -> list[str]:
         if ZENSICAL_CONTEXT in self.md.preprocessors:
             zensical = self.md.preprocessors[ZENSICAL_CONTEXT]
-            PAGE.set(zensical_page(zensical.config["root_dir"], zensical.config["docs_dir"], zensical.page.path, lines))
+            page = zensical_page(zensical.config["root_dir"], zensical.config["docs_dir"], zensical.page.path, lines)
+            PAGE.set(page)
+            if PREVIEW is not None and PREVIEW.page_markdown is not None:
+                markdown, error = PREVIEW.page_markdown(page.source_path, "\n".join(lines))
+                lines = markdown.split("\n")
+                if error:  # Zensical writes only the pages that changed: the broken one says it shows its last version
+                    # Raw HTML, not stashed: the whitespace normalisation after this preprocessor drops stash marks.
+                    lines = [error_box(error, note=LAST_GOOD_NOTE), "", *lines]
         return lines
 
 
@@ -97,7 +108,12 @@ def register_page_context(md) -> None:
         md.preprocessors.register(PageContextPreprocessor(md), "explainer-page", 31)
 
 
-def error_box(error: Exception) -> str:
-    """The HTML a live preview shows in place of a page part it could not build."""
+LAST_GOOD_NOTE = "The page shows its last good version until this is fixed."
+
+
+def error_box(*errors: str, note: str = "") -> str:
+    """The HTML a live preview shows at the top of a page: the errors that stand, one paragraph each, and a note."""
+    paragraphs = "".join(f"<p>{html.escape(error)}</p>" for error in errors)
+    note = f"<p><em>{html.escape(note)}</em></p>" if note else ""
     return (f'<div class="admonition failure explainer-error" role="alert"><p class="admonition-title">'
-            f"Build error</p><p>{html.escape(str(error))}</p></div>")
+            f"Build error</p>{paragraphs}{note}</div>")

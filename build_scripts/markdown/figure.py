@@ -5,11 +5,11 @@
     alt: Arrows [3, 4] and [9, 12] from the origin along the same line.   # optional: the figure's own alt text
     ///
 
-The page gets the light and dark SVGs (Material shows the one that matches the palette) and the caption. An unknown
+The page gets the light and dark SVGs (Material shows the one that matches the palette) and the caption (plain text
+and `\\( … \\)` math). An unknown
 name, a missing caption or an unknown key stops the build with file:line.
 """
 
-import html
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -19,6 +19,7 @@ from build_scripts.figures.jobs import FigureJob, illustration_jobs
 from build_scripts.figures.registry import get_declaration
 from build_scripts.markdown import _page
 from build_scripts.markdown._blocks import Block, BlockPreprocessor, static_images_html
+from build_scripts.markdown.math import MathError, text_html
 from explainer.sandbox import closest
 
 OPTIONS = ("caption", "alt")
@@ -36,7 +37,7 @@ class FigurePlacement:
     """An illustration as one page places it."""
 
     name: str
-    caption: str
+    caption: str  # HTML, formulas typeset
     alt: str
     figure_jobs: list[FigureJob]  # its SVGs, light and dark
 
@@ -53,8 +54,12 @@ def read_figure(block: Block) -> FigurePlacement:
     if "caption" not in block.options:
         raise block.error("needs a caption: every figure tells the reader what to look at")
     alt = _text(block, "alt") if "alt" in block.options else illustration.alt
+    try:
+        caption = text_html(_text(block, "caption"))
+    except MathError as error:
+        raise block.error(str(error), "caption") from None
     used_at = f"{_page.PAGE.get().source_path}:{block.line}"
-    return FigurePlacement(illustration.name, _text(block, "caption"), alt, illustration_jobs(illustration.name, used_at))
+    return FigurePlacement(illustration.name, caption, alt, illustration_jobs(illustration.name, used_at))
 
 
 def figure_html(placement: FigurePlacement) -> str:
@@ -62,7 +67,7 @@ def figure_html(placement: FigurePlacement) -> str:
     light, dark = (job.file_name for job in placement.figure_jobs)
     images = static_images_html(light, dark, placement.alt, "illustration__image")
     return (f'<figure class="illustration" data-figure="{placement.name}">{images}'
-            f"<figcaption>{html.escape(placement.caption)}</figcaption></figure>")
+            f"<figcaption>{placement.caption}</figcaption></figure>")
 
 
 class FigureExtension(Extension):

@@ -27,11 +27,12 @@ readouts with `{{ live: <readout label> }}`: the page shows the live value (the 
       ...
     ///
 
-The question, every answer and every feedback are Markdown (`code`, *emphasis*, math `\\( … \\)`; raw HTML stays
-text). The page gets a <form> of native, labelled inputs and a `<details>` holding the answers with their
-explanations, so a reader without JavaScript can read them; build_scripts/browser/quiz.js moves each explanation
-under its answer, hides it until the reader checks, and keeps the selection for the visit. Every authoring mistake
-stops the build with file:line; a mistake inside one answer names that answer's line.
+The question, every answer and every feedback are Markdown (`code`, *emphasis*, math `\\( … \\)` typeset at build
+time like the prose's; raw HTML stays text). The page gets a <form> of native, labelled inputs and a `<details>`
+holding the answers with their explanations, so a reader without JavaScript can read them;
+build_scripts/browser/quiz.js moves each explanation under its answer, hides it until the reader checks, and keeps
+the selection for the visit. Every authoring mistake stops the build with file:line; a mistake inside one answer
+names that answer's line.
 """
 
 import functools
@@ -53,8 +54,6 @@ TYPES = ("single", "multiple")
 MIN_ANSWERS, MAX_ANSWERS = 2, 8
 HINTS = {"single": "Choose one answer.", "multiple": "Choose every answer that applies."}
 KEY_SUMMARY = "Answers and explanations"
-# The same math setting as mkdocs.yml's pymdownx.arithmatex, so the site's KaTeX typesets quiz math like the prose's.
-ARITHMATEX_CONFIG = {"generic": True}
 QUESTION_SHOWN = 48  # characters of the question an error message quotes
 RE_LIVE = re.compile(r"\{\{\s*live:\s*(.+?)\s*\}\}")  # {{ live: readout label }} in feedback
 PREDICT_NOTE = "Check an answer to unlock the figure below."
@@ -92,8 +91,7 @@ class Quiz:
 
 @functools.cache
 def _snippet_markdown() -> markdown.Markdown:
-    md = markdown.Markdown(extensions=["pymdownx.arithmatex"],
-                           extension_configs={"pymdownx.arithmatex": ARITHMATEX_CONFIG})
+    md = markdown.Markdown(extensions=["build_scripts.markdown.math"])  # math typeset like the prose's
     # Raw HTML in a quiz stays text, as in a sandbox caption: a stray </form> must not break the page.
     md.preprocessors.deregister("html_block")
     md.inlinePatterns.deregister("html")
@@ -147,7 +145,7 @@ class _Reader:
         for key in self.block.options:
             if key not in KEYS:
                 raise self.error(_unknown(key, KEYS), key=key)
-        question = render_inline(self.block.argument)
+        question = self.markdown(render_inline, self.block.argument)
         if question is None:
             raise self.error("the question must be one line of inline Markdown")
         quiz_type = self.block.options.get("type", "single")
@@ -214,11 +212,20 @@ class _Reader:
         correct = item.get("correct", False)
         if not isinstance(correct, bool):
             raise self.answer_error(number, f"correct must be true or false (got {correct!r})", "correct")
-        text = render_inline(self.answer_text(number, item, "text"))
+        text = self.markdown(render_inline, self.answer_text(number, item, "text"), number, "text")
         if text is None:
             raise self.answer_error(number, "text must be one paragraph of inline Markdown", "text")
         feedback = self.live_readouts(number, self.answer_text(number, item, "feedback"), readouts)
-        return Answer(text, correct, render_markdown(feedback))
+        return Answer(text, correct, self.markdown(render_markdown, feedback, number, "feedback"))
+
+    def markdown(self, render, text: str, number: int | None = None, key: str | None = None) -> str | None:
+        """`render(text)`; a formula it cannot typeset is named at the answer's key (or the question's line)."""
+        try:
+            return render(text)
+        except MarkdownSourceError as error:
+            if number is None:
+                raise self.error(error.reason) from None
+            raise self.answer_error(number, f"{key}: {error.reason}", key) from None
 
     def live_readouts(self, number: int, feedback: str, readouts: dict[str, str]) -> str:
         """Each {{ live: label }} as a placeholder the page fills with the live readout (the build's value first)."""

@@ -25,6 +25,7 @@ from markdown import Extension
 from build_scripts.figures.jobs import FigureError, FigureJob, error_text, failure_message, sandbox_jobs
 from build_scripts.markdown import _page
 from build_scripts.markdown._blocks import Block, BlockPreprocessor, static_images_html
+from build_scripts.markdown.math import text_html
 from explainer.figure import DEFAULT_HEIGHT, FIGURE_WIDTH
 from explainer.sandbox import Choice, ParameterError, Sandbox, Toggle, closest, registry
 
@@ -42,6 +43,10 @@ def _text(value, option: str) -> str:
     return value.strip()
 
 
+def _caption(value, option: str) -> str:
+    return text_html(_text(value, option))  # HTML; a formula KaTeX rejects is a ValueError (MathError)
+
+
 def _height(value, option: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not MIN_HEIGHT <= value <= MAX_HEIGHT:
         raise ValueError(f"{option} must be a whole number from {MIN_HEIGHT} to {MAX_HEIGHT} (got {value!r})")
@@ -56,7 +61,7 @@ def _names(value, option: str) -> list[str]:
 
 
 OPTIONS: dict[str, tuple[object, Callable]] = {
-    "caption": ("", _text),
+    "caption": ("", _caption),
     "alt": ("", _text),
     "height": (DEFAULT_HEIGHT, _height),
     "fixed": ([], _names),
@@ -72,7 +77,7 @@ class Placement:
     values: dict
     fixed: frozenset
     hidden: frozenset
-    caption: str
+    caption: str  # HTML: plain text with its formulas typeset
     alt: str
     height: int
     line: int = 0
@@ -191,7 +196,7 @@ def sandbox_html(placement: Placement, element_id: str) -> str:
     view = placement.view()  # the same label and readouts the worker sends the live page
     light, dark = (job.file_name for job in placement.figure_jobs())
     static = static_images_html(light, dark, placement.alt or view["label"], "sandbox__image")
-    caption = f"<figcaption>{html.escape(placement.caption)}</figcaption>" if placement.caption else ""
+    caption = f"<figcaption>{placement.caption}</figcaption>" if placement.caption else ""
     return (
         # The config is an attribute, not a <script type="application/json">: Material's instant navigation
         # re-creates inline scripts without their type, and the JSON would then run as JavaScript.

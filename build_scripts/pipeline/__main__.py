@@ -73,8 +73,10 @@ def _built(site) -> Path:
 
 
 def run_mkdocs(command: str, config_file: Path, dev_addr: str) -> None:
-    """Hand the process over to MkDocs: its explainer plugin runs the pipeline."""
-    options = ["--strict"] if command == "build" else ["--livereload", "--dev-addr", dev_addr]
+    """Hand the process over to MkDocs: its explainer plugin runs the pipeline. The preview is not strict: a warning
+    (a broken link while writing) is printed, and would otherwise stop every rebuild until fixed, as it does not in
+    Zensical's preview; `build` and `check` stay strict."""
+    options = ["--strict"] if command == "build" else ["--livereload", "--no-strict", "--dev-addr", dev_addr]
     os.execv(sys.executable, [sys.executable, "-m", "mkdocs", command, *options, "--config-file", str(config_file)])
 
 

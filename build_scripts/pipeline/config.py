@@ -29,6 +29,7 @@ BLOCK_EXTENSIONS = {
     "build_scripts.markdown.sandbox": "sandbox",
     "build_scripts.markdown.figure": "figure",
     "build_scripts.markdown.quiz": "quiz",
+    "build_scripts.markdown.trainer": "trainer",
 }
 # Not a block, but pages rely on it being there: `{{ quantity }}`.
 QUANTITY_EXTENSION = "build_scripts.markdown.quantities"

@@ -10,8 +10,9 @@ the same text as a `Content-Security-Policy` header (`python -m build_scripts.pi
 Workers take their policy from their own response, never from the page's meta tag: with a meta tag alone, the
 Pyodide worker (and Material's search worker, and the service worker) run unrestricted. A host that sets headers
 should give `assets/explainer/worker.js` the worker policy below: the only one that allows `'wasm-unsafe-eval'`
-(Pyodide compiles WebAssembly) and `blob:` scripts (the worker runs Pyodide's two scripts from the bytes it has
-checked against their integrity), and the runtime's origin when it comes from the CDN.
+(Pyodide compiles WebAssembly), `blob:` scripts and fetches (the worker runs Pyodide's two scripts, and hands
+Pyodide the standard library, from the bytes it has checked against their integrity), and the runtime's origin when it
+comes from the CDN.
 """
 
 import base64
@@ -72,7 +73,7 @@ def worker_policy(manifest: dict) -> str:
     return "; ".join((
         "default-src 'self'",
         f"script-src 'self'{runtime} 'wasm-unsafe-eval' blob:",
-        f"connect-src 'self'{runtime}",
+        f"connect-src 'self'{runtime} blob:",
     ))
 
 

@@ -18,6 +18,7 @@ from build_scripts.markdown import _page
 from build_scripts.markdown._blocks import FIGURE_DIR, MarkdownSourceError, error_line
 from build_scripts.pipeline.config import Site, SiteConfigError, check_site
 from build_scripts._files import CODE_DIRS
+from build_scripts.pipeline.preview import LastGoodPages
 from build_scripts.pipeline.publish import PageError, link_figures, publish, reporter, site_figures
 from build_scripts.pipeline.scan import check_nav
 from build_scripts.pyodide_runtime import RuntimeSetupError
@@ -125,7 +126,8 @@ class SiteKeeper(threading.Thread):
 
 
 def serve_with_zensical(site: Site, dev_addr: str, emit: Callable[[str], None]) -> None:
-    """`zensical serve` with the pipeline around it; a broken page shows its error instead of stopping the server."""
+    """`zensical serve` with the pipeline around it; a broken page shows its error above its last good version
+    instead of stopping the server (build_scripts/pipeline/preview.py)."""
     import zensical
 
     keeper = SiteKeeper(site, emit)
@@ -135,6 +137,7 @@ def serve_with_zensical(site: Site, dev_addr: str, emit: Callable[[str], None]) 
         raise BuildError(error_line(error)) from None
     keeper.sources = keeper.snapshot()
     keeper.refresh(page_errors=True)
-    _page.PREVIEW = _page.Preview(report=emit, figures_needed=keeper.draw_now)
+    _page.PREVIEW = _page.Preview(report=emit, figures_needed=keeper.draw_now,
+                                  page_markdown=LastGoodPages(report=emit).page_markdown)
     keeper.start()
     zensical.serve(str(site.config_file), {"dev_addr": dev_addr, "open": False, "strict": False})

@@ -9,14 +9,14 @@ lists of this build written in front of it:
 
 - shell: what the pages load (every script and stylesheet they name, the fonts those stylesheets use, the search
   worker and index, the sitemap that instant navigation reads), kept when the worker installs;
-- runtime: the files the Pyodide worker boots from (runtime.json, worker.js, Pyodide's boot files, the packages
-  runtime.json names and what they depend on, our wheel) and the code editor, kept once the reader's runtime has
+- runtime: the files the Pyodide worker boots from (runtime.json, worker.js, Pyodide's core files, the standard
+  library and lock, numpy's wheel and ours: runtime_paths) and the code editor, kept once the reader's runtime has
   booted.
 
 Workbox's own build tools (workbox-build) could list the files, but by globs over the folder: here the pages and
 runtime.json say what is needed, in the pipeline both engines run, so no Node step lists files. A file whose address
-carries its version (Pyodide's folder, our wheel's hash folder) has no revision: the worker then reads it through the
-HTTP cache the boot just filled. Every entry carries its integrity, so the worker never keeps a byte the build did not
+carries its version (Pyodide's folder, the digest folder of the precompiled archives) has no revision: the worker then
+reads it through the HTTP cache the boot just filled. Every entry carries its integrity, so the worker never keeps a byte the build did not
 make. The version (a hash of the lists) changes whenever a file does, which makes every build a new service worker.
 """
 
@@ -28,7 +28,7 @@ from urllib.parse import urljoin
 
 from build_scripts.editor_bundle import BUNDLE_NAME, SERVICE_WORKER, build_bundle
 from build_scripts.pipeline.pages import Page, file_for, site_path
-from build_scripts.pyodide_runtime import BOOT_FILES, sri_for_file
+from build_scripts.pyodide_runtime import LOADER_FILES, sri_for_file
 from build_scripts.site_runtime import ASSET_DIR
 
 WORKER_NAME = SERVICE_WORKER.name  # at the site's root: its scope is the whole site
@@ -71,20 +71,16 @@ def shell_paths(site_dir: Path, pages: list[Page], site_url: str) -> list[str]:
     return sorted(path for path in found if file_for(site_dir, path).is_file())
 
 
-def runtime_paths(site_dir: Path, manifest: dict) -> tuple[list[str], list[str]]:
-    """The files a boot (and a code cell) loads: (those whose address carries their version, the others)."""
+def runtime_paths(manifest: dict) -> tuple[list[str], list[str]]:
+    """The files a boot (and a code cell) loads, site-relative: (those whose address carries their version, the
+    others). Pyodide's three core files from indexURL; the standard library and the lock from the manifest when the
+    build precompiled them, else Pyodide's own from indexURL; numpy's wheel and ours from the manifest."""
     assets = PurePosixPath(ASSET_DIR)
     index = PurePosixPath(_normalise(assets / manifest["pyodide"]["indexURL"]))
-    lock = json.loads((site_dir / index / "pyodide-lock.json").read_text())["packages"]
-    wanted, packages = list(manifest["packages"]), []
-    while wanted:
-        name = wanted.pop()
-        if name not in packages:
-            packages.append(name)
-            wanted += lock[name]["depends"]
-    versioned = [str(index / name) for name in BOOT_FILES]
-    versioned += sorted(str(index / lock[name]["file_name"]) for name in packages)
-    versioned.append(_normalise(assets / manifest["wheel"]["url"]))
+    versioned = [str(index / name) for name in LOADER_FILES]
+    for entry, default in (("stdlib", "python_stdlib.zip"), ("lock", "pyodide-lock.json")):
+        versioned.append(_normalise(assets / manifest[entry]["url"]) if manifest.get(entry) else str(index / default))
+    versioned += [_normalise(assets / manifest[entry]["url"]) for entry in ("numpy", "wheel")]
     return versioned, [str(assets / name) for name in ("runtime.json", "worker.js", BUNDLE_NAME)]
 
 
@@ -100,7 +96,7 @@ def _normalise(path: PurePosixPath) -> str:
 
 def precache_lists(site_dir: Path, pages: list[Page], manifest: dict, site_url: str) -> dict:
     """The lists sw.js starts with (see the module docstring)."""
-    versioned, revised = runtime_paths(site_dir, manifest)
+    versioned, revised = runtime_paths(manifest)
     runtime = [_entry(site_dir, path, versioned=True) for path in versioned]
     runtime += [_entry(site_dir, path) for path in revised]
     runtime_set = set(versioned) | set(revised)

@@ -30,24 +30,30 @@ def scan_page(markdown: str) -> list[FigureJob]:
     """Check one page's blocks (call inside `on_page(...)`) and return the static figures it shows.
 
     Raises MarkdownSourceError (a block or quantity is wrong) or FigureError (a sandbox raises at its values)."""
+    from build_scripts.markdown import reference
     from build_scripts.markdown.cell import find_cells, read_cell
     from build_scripts.markdown.figure import read_figure
     from build_scripts.markdown.quantities import substitute
     from build_scripts.markdown.quiz import read_quiz
     from build_scripts.markdown.sandbox import read_placement
+    from build_scripts.markdown.trainer import read_trainer
     from explainer.sandbox import registry
 
     sandboxes, jobs = registry(), []
     # The lines as the extensions get them: Python-Markdown first turns tabs into spaces and CRLF into LF.
     lines = _normalize_whitespace().run(markdown.split("\n"))
     lines = substitute(lines)  # blocks may quote {{ quantities }}
-    for block in find_blocks(lines, set(BLOCK_EXTENSIONS.values())):
+    for block in find_blocks(lines, {*BLOCK_EXTENSIONS.values(), reference.NAME}):
         if block.name == "sandbox":
             placement = read_placement(block, sandboxes)
             placement.view()
             jobs += placement.figure_jobs()
         elif block.name == "figure":
             jobs += read_figure(block).figure_jobs
+        elif block.name == "trainer":
+            jobs += read_trainer(block).figure_jobs()
+        elif block.name == reference.NAME:
+            reference.read_reference(block)
         else:
             read_quiz(block, lines)
     for cell in find_cells(lines):  # a cell holds a code fence: read by its own scanner

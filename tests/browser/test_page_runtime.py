@@ -107,7 +107,9 @@ navigator.locks.request(self.name, () => {
 
 self.onmessage = async ({data}) => {
   const {id, op, args} = data;
-  log.postMessage({instance, id, op, args});
+  // A boot request carries runtime.json as written and its URL: the fake reports it resolved, as the worker reads it.
+  const resolved = op === "boot" ? P.resolveManifest(args.manifest, args.base) : undefined;
+  log.postMessage({instance, id, op, args, resolved});
   const fake = await settings();
   if (op === "boot") await boot(id, fake);
   else if (op === "render") await render(id, args, fake);
@@ -204,9 +206,11 @@ class Site:
 
     def manifest(self, timeout_ms: int = 5000) -> None:
         """Write runtime.json (atomically: the page may be fetching it)."""
-        manifest = {"pyodide": {"version": "0.27.7", "indexURL": "../pyodide/0.27.7"}, "packages": ["numpy"],
-                    "wheel": {"url": "wheels/explainer-0.1.0-py3-none-any.whl", "sha256": "00",
-                              "integrity": "sha256-AA=="}, "timeout_ms": timeout_ms}
+        manifest = {"pyodide": {"version": "0.27.7", "indexURL": "../pyodide/0.27.7"},
+                    "numpy": {"url": "../pyodide/0.27.7/numpy-2.0.2-cp312-cp312-pyodide_2024_0_wasm32.whl",
+                              "integrity": "sha256-AA=="},
+                    "wheel": {"url": "wheels/explainer-0.1.0-py3-none-any.whl", "integrity": "sha256-AA=="},
+                    "stdlib": None, "lock": None, "timeout_ms": timeout_ms}
         write_atomic(self.assets / "runtime.json", json.dumps(manifest))
 
     def page(self, name: str, body: str, head_script: str = "") -> str:
@@ -364,8 +368,11 @@ def test_loading_shows_each_stage_then_the_live_figure_replaces_the_static_one(b
     assert page.evaluate("performance.getEntriesByName('explainer:first-live').length") == 1
 
     (boot,) = fake_log(page, "boot")
-    assert boot["args"]["pyodide"]["indexURL"] == site.url + "assets/pyodide/0.27.7/"
-    assert boot["args"]["wheel"]["url"] == site.url + ASSETS + "/wheels/explainer-0.1.0-py3-none-any.whl"
+    assert boot["args"]["base"] == site.url + ASSETS + "/runtime.json"
+    assert boot["resolved"]["pyodide"]["indexURL"] == site.url + "assets/pyodide/0.27.7/", "a trailing / is added"
+    assert boot["resolved"]["wheel"]["url"] == site.url + ASSETS + "/wheels/explainer-0.1.0-py3-none-any.whl"
+    assert boot["resolved"]["numpy"]["url"] == (site.url + "assets/pyodide/0.27.7/"
+                                                "numpy-2.0.2-cp312-cp312-pyodide_2024_0_wasm32.whl")
     (render,) = fake_log(page, "render")
     assert render["args"] == {"sandbox": "projection_shadow", "params": {**VALUES, "seed": 7}}
     browser.assert_clean()
@@ -720,7 +727,7 @@ def test_a_render_past_its_time_limit_stops_the_worker_and_only_that_sandbox_wai
 @pytest.mark.parametrize(("manifest", "sentence"), [
     ('{"pyodide": {"version": "0.27.7", "index', "not valid JSON (the file may be cut short)"),
     ("[1, 2, 3]", "not a JSON object"),
-    ('{"pyodide": {"version": "0.27.7"}, "packages": [], "wheel": {}}', "has no pyodide.indexURL"),
+    ('{"pyodide": {"version": "0.27.7"}, "numpy": {}, "wheel": {}}', "has no pyodide.indexURL"),
 ], ids=["truncated", "not-an-object", "missing-field"])
 def test_a_broken_manifest_is_one_sentence_and_retry_fetches_it_once_per_press(browser, site, manifest, sentence):
     page = browser.page

@@ -14,7 +14,7 @@ pytestmark = pytest.mark.browser
 
 BOOT_TIMEOUT_MS = 90_000  # the page's own limit is 60 s; this leaves room for a loaded CI machine
 UPDATE_TIMEOUT_MS = 15_000
-PYODIDE_FILES = re.compile(r"/assets/pyodide/|/assets/explainer/(worker\.js|runtime\.json|wheels/)")
+PYODIDE_FILES = re.compile(r"/assets/pyodide/|/assets/explainer/(boot\.js|worker\.js|runtime\.json|wheels/|runtime/)")
 
 
 def pages_with_sandboxes(built_site) -> dict[str, list[str]]:
@@ -107,6 +107,24 @@ def test_instant_navigation_between_lessons_boots_pyodide_once(browser, site_url
     boots = [url for url in requests if url.endswith("/pyodide.asm.wasm")]
     workers = [url for url in requests if url.endswith("/worker.js")]
     assert len(boots) == 1 and len(workers) == 1, f"wasm fetched {len(boots)}×, worker {len(workers)}×"
+    browser.assert_clean()
+
+
+def test_a_page_with_a_sandbox_starts_its_worker_before_load_and_the_page_adopts_it(browser, site_url, built_site):
+    page = browser.page
+    requests = record_requests(page)
+    path, ids = next(iter(pages_with_sandboxes(built_site).items()))
+    page.goto(site_url + path)
+    wait_live(page, ids[0])
+    timing = page.evaluate("""() => ({
+        start: performance.getEntriesByName("explainer:worker-start").map((mark) => mark.startTime),
+        load: performance.getEntriesByType("navigation")[0].loadEventStart,
+    })""")
+    assert len(timing["start"]) == 1 and 0 < timing["start"][0] < timing["load"], timing
+    # boot.js knew the manifest from the build: runtime.json is not fetched, and the one worker is the early one.
+    ours = [worker.url for worker in page.workers if worker.url.endswith("/assets/explainer/worker.js")]
+    assert len(ours) == 1 and [url for url in requests if url.endswith("/worker.js")] == ours, (ours, requests)
+    assert not [url for url in requests if url.endswith("/runtime.json")]
     browser.assert_clean()
 
 

@@ -95,6 +95,13 @@ def test_registry_finds_sandboxes_and_suggests_the_closest_name():
         get_sandbox("projection_shadw")
 
 
+def test_every_sandbox_of_the_lessons_lives_in_the_module_named_after_it():
+    # README's rule: explainer/sandboxes/<name>.py declares sandbox <name>, so the browser imports just that module.
+    modules = {name: box.function.__module__ for name, box in registry().items()
+               if box.function.__module__.startswith("explainer.sandboxes.")}
+    assert modules and all(module == f"explainer.sandboxes.{name}" for name, module in modules.items()), modules
+
+
 def test_every_sandbox_renders_its_defaults_to_a_json_figure():
     for name, box in registry().items():
         description = box.render()

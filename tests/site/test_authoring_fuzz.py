@@ -1,5 +1,5 @@
-"""A contributor's mistakes, fuzzed: valid sandbox, figure and quiz blocks and {{ quantity }} references are mutated
-(truncated YAML, tabs, unknown keys, wrong types, NaN and huge numbers, unicode, unclosed and nested blocks, blocks in
+"""A contributor's mistakes, fuzzed: valid sandbox, figure, quiz, cell and trainer blocks, math and {{ quantity }}
+references are mutated (truncated YAML, tabs, unknown keys, wrong types, NaN and huge numbers, unicode, unclosed and nested blocks, blocks in
 lists and admonitions, repeated blocks, CRLF files, a byte-order mark) and each page is built for real, in process.
 
 Whatever the mutation, the outcome is one of two:
@@ -55,8 +55,28 @@ answers:
     feedback: No, the mask decides who reads whom.
 ///"""
 
+CELL = """\
+/// cell | Square it
+session: fuzz
+timeout: 5
+check:
+  output: "9"
+  success: Right.
+```python
+x = 3
+print(x * x)
+```
+///"""
+
+TRAINER = """\
+/// trainer
+caption: Train it yourself.
+///"""
+
 QUANTITY = "The stream grew {{ ablation.no_norm_growth_24 }}-fold."
-BLOCKS = {"sandbox": SANDBOX, "figure": FIGURE, "quiz": QUIZ, "quantity": QUANTITY}
+MATH = "A norm: \\(\\lVert h \\rVert = \\sqrt{h^\\top h}\\), and \\[ y = x + F(x). \\]"
+BLOCKS = {"sandbox": SANDBOX, "figure": FIGURE, "quiz": QUIZ, "cell": CELL, "trainer": TRAINER, "quantity": QUANTITY,
+          "math": MATH}
 
 CONFIG = """\
 site_name: Fuzz
@@ -74,9 +94,10 @@ markdown_extensions:
   - build_scripts.markdown.sandbox
   - build_scripts.markdown.figure
   - build_scripts.markdown.quiz
+  - build_scripts.markdown.trainer
+  - build_scripts.markdown.math
+  - build_scripts.markdown.cell
   - admonition
-  - pymdownx.arithmatex:
-      generic: true
   - pymdownx.superfences
   - pymdownx.blocks.admonition
   - pymdownx.blocks.details
@@ -85,7 +106,7 @@ nav:
 """
 
 ERROR_LINE = re.compile(r"^docs/page\.md:(\d+): \S.*$")
-HEADER = re.compile(r"^[ ]*/{3,}[ ]*(sandbox|figure|quiz)\b")
+HEADER = re.compile(r"^[ ]*/{3,}[ ]*(sandbox|figure|quiz|cell|trainer)\b")
 
 
 # ---- mutations: each takes a block's text and a hypothesis draw ---------------------------------------------------
@@ -176,7 +197,7 @@ def pages(draw):
 class Built(HTMLParser):
     def __init__(self, html: str):
         super().__init__()
-        self.ids, self.blocks = [], {"sandbox": 0, "figure": 0, "quiz": 0}
+        self.ids, self.blocks = [], {"sandbox": 0, "figure": 0, "quiz": 0, "cell": 0, "trainer": 0}
         self.feed(html)
 
     def handle_starttag(self, tag, attrs):
@@ -190,12 +211,16 @@ class Built(HTMLParser):
             self.blocks["figure"] += 1
         elif tag == "form" and "quiz" in classes:
             self.blocks["quiz"] += 1
+        elif tag == "div" and "cell" in classes:
+            self.blocks["cell"] += 1
+        elif tag == "figure" and "trainer" in classes:
+            self.blocks["trainer"] += 1
 
 
 def headers_outside_code(page: str) -> dict[str, int]:
     """Block headers as an author sees them: lines `/// name` outside fenced code (counted independently of the
     extensions' own scanner)."""
-    counts, fence = {"sandbox": 0, "figure": 0, "quiz": 0}, None
+    counts, fence = {"sandbox": 0, "figure": 0, "quiz": 0, "cell": 0, "trainer": 0}, None
     for line in page.lstrip("\ufeff").replace("\r\n", "\n").split("\n"):
         marker = re.match(r"^\s*(`{3,}|~{3,})", line)
         if marker:

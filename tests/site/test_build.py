@@ -57,15 +57,6 @@ def test_pages_load_nothing_from_another_origin(built_site):
         assert "fonts.googleapis.com" not in page.read_text()
 
 
-def test_math_and_its_typesetter_are_in_the_site(built_site):
-    lesson = (built_site / "lessons/rmsnorm-geometry/index.html").read_text()
-    assert '<div class="arithmatex">\\[' in lesson
-    for asset in ("katex.min.js", "katex.min.css", "contrib/auto-render.min.js"):
-        assert (built_site / "assets/vendor/katex" / asset).is_file(), asset
-        assert f"assets/vendor/katex/{asset}" in lesson
-    assert any((built_site / "assets/vendor/katex/fonts").glob("*.woff2"))
-
-
 def test_a_broken_link_fails_the_strict_build_naming_the_page(tmp_path):
     config = copy_project_site_sources(tmp_path)
     (tmp_path / "docs/lessons/break-the-model.md").write_text("# A page\n\nSee [the missing lesson](missing.md).\n")
@@ -80,3 +71,17 @@ def test_a_page_left_out_of_the_nav_fails_the_strict_build(tmp_path):
     result = run_mkdocs_build(config, tmp_path / "site")
     assert result.returncode != 0
     assert "lessons/orphan.md" in result.stderr
+
+
+def test_every_sandbox_a_lesson_places_is_also_on_all_figures(project_root):
+    # README: a new sandbox goes on "All figures" (docs/sandboxes.md) as well as on its lesson.
+    from build_scripts.markdown._blocks import find_blocks
+
+    def placed(page: Path) -> set[str]:
+        lines = page.read_text(encoding="utf-8").split("\n")
+        return {block.argument for block in find_blocks(lines, {"sandbox", "figure", "quiz"}) if block.name == "sandbox"}
+
+    in_lessons = set().union(*map(placed, (project_root / "docs/lessons").glob("*.md")))
+    assert in_lessons, "no lesson places a sandbox"
+    missing = in_lessons - placed(project_root / "docs/sandboxes.md")
+    assert not missing, f"add a '/// sandbox | name' block to docs/sandboxes.md for: {', '.join(sorted(missing))}"

@@ -5,7 +5,8 @@ import json
 
 from build_scripts.mkdocs_plugin.config import ExplainerConfig
 from build_scripts.pipeline.config import PipelineConfig
-from build_scripts.pyodide_runtime import NPM_PYODIDE_DIR, PYODIDE_CDN_URL, PYODIDE_VERSION, boot_file_integrity
+from build_scripts.pyodide_runtime import (NPM_PYODIDE_DIR, PYODIDE_CDN_URL, PYODIDE_VERSION, boot_file_integrity,
+                                          sri_for_file)
 from support import copy_project_site_sources, run_mkdocs_build
 
 OUR_SETTING = "  - explainer:\n      self_host: true\n      offline: true\n"
@@ -41,7 +42,7 @@ def test_by_default_the_runtime_comes_from_the_official_cdn_and_the_site_holds_n
     assert PYODIDE_CDN_URL == f"https://cdn.jsdelivr.net/pyodide/v{PYODIDE_VERSION}/full/"
     assert not (site / "assets/pyodide").exists()
     wheel = site / "assets/explainer" / manifest["wheel"]["url"]
-    assert wheel.is_file() and manifest["wheel"]["sha256"][:16] in manifest["wheel"]["url"]
+    assert wheel.is_file() and manifest["wheel"]["integrity"] == sri_for_file(wheel)
     page = (site / "lessons/break-the-model/index.html").read_text()
     for script in ("render.js", "protocol.js", "runtime.js", "sandbox.js"):
         assert f"assets/explainer/{script}" in page

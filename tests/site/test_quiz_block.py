@@ -9,10 +9,11 @@ import markdown
 import pytest
 
 from build_scripts.markdown._blocks import MarkdownSourceError
+from build_scripts.markdown.math import formula_html
 from support import copy_project_site_sources, markdown_error, run_mkdocs_build
 
-EXTENSIONS = ["build_scripts.markdown.quiz", "pymdownx.arithmatex", "pymdownx.superfences", "pymdownx.blocks.details"]
-CONFIGS = {"pymdownx.arithmatex": {"generic": True}}
+EXTENSIONS = ["build_scripts.markdown.quiz", "build_scripts.markdown.math", "pymdownx.superfences",
+              "pymdownx.blocks.details"]
 
 QUIZ = """
 /// quiz | With positions off, how do "cat chases dog" and "dog chases cat" compare?
@@ -27,7 +28,7 @@ answers:
 
 
 def convert(text: str) -> str:
-    return markdown.markdown(textwrap.dedent(text), extensions=EXTENSIONS, extension_configs=CONFIGS)
+    return markdown.markdown(textwrap.dedent(text), extensions=EXTENSIONS)
 
 
 def error_of(text: str) -> MarkdownSourceError:
@@ -142,16 +143,16 @@ def test_question_answers_and_feedback_are_inline_markdown_with_math_and_raw_htm
         ///
         """
     )
+    # Each formula typeset as the prose's are (build_scripts/markdown/math.py), here inside the quiz's own Markdown.
+    h, growth, layers, compounded = (formula_html(tex, display=False) for tex in
+                                     ("h", r"\|h + F(h)\| \approx (1 + \alpha)\|h\|", "L", r"(1 + \alpha)^L"))
     [question] = inner(html, "quiz__question")
-    assert question == (r'Why is <em>each</em> <code>h + F(h)</code> step bigger than '
-                        r'<span class="arithmatex">\(h\)</span>?')
+    assert question == f"Why is <em>each</em> <code>h + F(h)</code> step bigger than {h}?"
     first, second = inner(html, "quiz__label")
-    assert first == (r'Because <span class="arithmatex">\(\|h + F(h)\| \approx (1 + \alpha)\|h\|\)</span> '
-                     "<strong>compounds</strong>.")
+    assert first == f"Because {growth} <strong>compounds</strong>."
     assert second == "Because of a &lt;b&gt;bold&lt;/b&gt; &lt;/form&gt; tag."
     feedback = inner(html, "quiz__feedback")
-    assert feedback[0] == (r'<p>Right: after <span class="arithmatex">\(L\)</span> layers, '
-                           r'<span class="arithmatex">\((1 + \alpha)^L\)</span>.</p>' "\n"
+    assert feedback[0] == (f"<p>Right: after {layers} layers, {compounded}.</p>\n"
                            "<p>A second paragraph with <code>code</code>.</p>")
     assert feedback[1] == "<p>Markup is text here &amp; stays so.</p>"
     assert html.count("</form>") == 1
@@ -281,8 +282,7 @@ depth: 6
 
 
 def test_a_predict_quiz_names_its_sandbox_the_values_to_reveal_and_quotes_the_build_time_readout():
-    html = markdown.markdown(PREDICT, extensions=EXTENSIONS + ["build_scripts.markdown.sandbox"],
-                             extension_configs=CONFIGS)
+    html = markdown.markdown(PREDICT, extensions=EXTENSIONS + ["build_scripts.markdown.sandbox"])
     form = re.search(r'<form class="quiz"[^>]*>', html).group(0)
     assert 'data-predict-sandbox="ablation_lab"' in form
     assert 'data-predict="{&quot;residual&quot;:false,&quot;depth&quot;:24}"' in form

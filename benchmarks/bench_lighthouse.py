@@ -1,0 +1,242 @@
+"""Lighthouse on every page of the built site, and what typesetting math at build time saved.
+
+Lighthouse 12 (npm `lighthouse`, pinned in package.json) drives Debian's `chromium` (CHROME_PATH, with the flags of
+tests/support.py) against the project's own `mkdocs build --strict`, served on 127.0.0.1 by tests/support.py's
+StaticSiteServer (no compression: transfer sizes are the files' sizes). Desktop preset with throttling off
+(`--throttling-method=provided`): the scores and timings are this machine's, over loopback, with nothing simulated.
+Categories: performance, accessibility, best practices, SEO; target 100 on each, on every page. One run per page and
+variant, the two variants page by page in alternating order: on a busy 2-core machine a page's total blocking time
+can double from one run to the next, so compare the variants page by page and read single scores with care.
+
+BASELINE is the same sources built the way the site typeset math before this benchmark's change: pymdownx.arithmatex
+in the page and KaTeX in the browser (katex.min.js + auto-render + the small script that ran them on every page), no
+theme overrides. (Quiz answers are Markdown rendered by our quiz block, which now typesets its math at build time in
+both variants; the prose, where nearly all the math is, differs.) Both are built and measured in the same run.
+
+Rows (benchmarks/__main__ prints every value as "ms"; the unit of rows that are not times is in their name):
+- points below 100, per page: the four scores' shortfalls added up, so the target is 0;
+- the longest main-thread task during the load (Lighthouse's long-tasks audit), per page: ≤ 50 ms;
+- total blocking time, per page, against the baseline's on the same page (information);
+- the home page's total transfer (kB), against the baseline's: ≤ 1.05 (pages without sandboxes must not get heavier);
+- Pyodide bytes fetched by each page without sandboxes: 0.
+A table of every figure (scores, TBT, layout shift, longest task, transfer) for both variants is printed first.
+Runtime: 2 builds and 2 × 7 Lighthouse runs of 15 to 60 s each: 4 to 15 minutes on 2 cores.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import support
+from benchmarks import Ratio
+from support import CHROMIUM_FLAGS
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+LIGHTHOUSE = PROJECT_ROOT / "node_modules/lighthouse/cli/index.js"
+KATEX_DIST = PROJECT_ROOT / "node_modules/katex/dist"
+CATEGORIES = ("performance", "accessibility", "best-practices", "seo")
+LONG_TASK_BUDGET_SECONDS = 0.050
+TRANSFER_TARGET = 1.05
+PYODIDE_PATH = "/assets/pyodide/"
+LIGHTHOUSE_TIMEOUT_SECONDS = 240
+
+# ---- the baseline: math typeset in the reader's browser, as the site did it before ---------------------------------
+
+BUILD_TIME_MATH = "  - build_scripts.markdown.math\n"
+BROWSER_MATH = "  - pymdownx.arithmatex:\n      generic: true\n"
+THEME_OVERRIDES = "  custom_dir: overrides\n"
+BROWSER_MATH_SCRIPTS = ("assets/vendor/katex/katex.min.js", "assets/vendor/katex/contrib/auto-render.min.js",
+                        "javascripts/math.js")
+# The script the site ran on every page to typeset what arithmatex had marked.
+TYPESET_IN_THE_BROWSER = """\
+document$.subscribe(({ body }) => {
+  for (const element of body.querySelectorAll(".arithmatex")) {
+    renderMathInElement(element, {
+      delimiters: [
+        { left: "\\\\(", right: "\\\\)", display: false },
+        { left: "\\\\[", right: "\\\\]", display: true },
+      ],
+      throwOnError: false,
+    });
+  }
+});
+"""
+
+
+def _browser_math_variant(config: Path) -> None:
+    """Turn a copy of the project (copy_project_site_sources) into the baseline: KaTeX in the reader's browser."""
+    text = config.read_text()
+    for needed in (BUILD_TIME_MATH, THEME_OVERRIDES):
+        if needed not in text:
+            raise RuntimeError(f"bench_lighthouse: mkdocs.yml no longer has {needed.strip()!r}; update the baseline")
+    text = text.replace(BUILD_TIME_MATH, BROWSER_MATH).replace(THEME_OVERRIDES, "")
+    config.write_text(text + "\nextra_javascript:\n" + "".join(f"  - {script}\n" for script in BROWSER_MATH_SCRIPTS))
+    docs = config.parent / "docs"
+    (docs / "assets/vendor/katex/contrib").mkdir(parents=True, exist_ok=True)
+    shutil.copy2(KATEX_DIST / "katex.min.js", docs / "assets/vendor/katex/katex.min.js")
+    shutil.copy2(KATEX_DIST / "contrib/auto-render.min.js", docs / "assets/vendor/katex/contrib/auto-render.min.js")
+    (docs / "javascripts").mkdir(exist_ok=True)
+    (docs / "javascripts/math.js").write_text(TYPESET_IN_THE_BROWSER)
+
+
+# ---- building, serving and auditing ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Audit:
+    """What Lighthouse found on one page."""
+
+    scores: dict  # category -> 0..100
+    total_blocking_ms: float
+    layout_shift: float
+    longest_task_ms: float  # 0 when no task reached 50 ms (Lighthouse lists long tasks only)
+    transfer_bytes: int
+    pyodide_bytes: int
+    has_sandbox: bool
+    warnings: tuple
+
+    @property
+    def points_below_100(self) -> int:
+        return sum(100 - score for score in self.scores.values())
+
+
+def _site_pages(site: Path) -> list[str]:
+    pages = [html.parent.relative_to(site).as_posix() for html in sorted(site.rglob("index.html"))]
+    return ["" if page == "." else page + "/" for page in pages if not page.startswith(("assets", "search"))]
+
+
+def _lighthouse(url: str, chromium: str, report: Path) -> dict:
+    command = ["node", str(LIGHTHOUSE), url, "--preset=desktop", "--throttling-method=provided",
+               f"--only-categories={','.join(CATEGORIES)}", "--output=json", f"--output-path={report}", "--quiet",
+               "--disable-full-page-screenshot", f"--chrome-flags={' '.join(['--headless=new', *CHROMIUM_FLAGS])}"]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=LIGHTHOUSE_TIMEOUT_SECONDS,
+                            env={**os.environ, "CHROME_PATH": chromium}, cwd=PROJECT_ROOT)
+    if result.returncode or not report.is_file():
+        raise RuntimeError(f"bench_lighthouse: lighthouse failed on {url}:\n{result.stderr[-3000:]}")
+    return json.loads(report.read_text())
+
+
+def _audit(report: dict, has_sandbox: bool) -> Audit:
+    audits = report["audits"]
+    scores = {name: round(100 * (report["categories"][name]["score"] or 0)) for name in CATEGORIES}
+    long_tasks = (audits["long-tasks"].get("details") or {}).get("items", [])
+    requests = (audits["network-requests"].get("details") or {}).get("items", [])
+    return Audit(
+        scores,
+        audits["total-blocking-time"]["numericValue"],
+        audits["cumulative-layout-shift"]["numericValue"],
+        max((task["duration"] for task in long_tasks), default=0.0),
+        int(audits["total-byte-weight"]["numericValue"]),
+        sum(int(r.get("transferSize") or 0) for r in requests if PYODIDE_PATH in r["url"]),
+        has_sandbox,
+        tuple(report.get("runWarnings", [])),
+    )
+
+
+def _failed_audits(report: dict) -> list[str]:
+    """What keeps a category below 100: its scored audits that did not pass, with their weight."""
+    failed = []
+    for name in CATEGORIES:
+        for ref in report["categories"][name]["auditRefs"]:
+            audit = report["audits"][ref["id"]]
+            if ref["weight"] and audit["score"] is not None and audit["score"] < 1:
+                failed.append(f"{name}: {ref['id']} (score {audit['score']:.2f}, weight {ref['weight']})"
+                              f" {audit.get('displayValue', '')}".rstrip())
+    return failed
+
+
+@dataclass
+class Site:
+    """One variant, built and served."""
+
+    root: Path
+    server: support.StaticSiteServer
+    with_sandboxes: set  # pages (as _site_pages names them) that place a sandbox
+
+    def audit(self, page: str, chromium: str) -> tuple[Audit, dict]:
+        report = _lighthouse(self.server.url + page, chromium, self.root / "report.json")
+        return _audit(report, page in self.with_sandboxes), report
+
+
+def _build(root: Path, browser_math: bool) -> Site:
+    root.mkdir()
+    config = support.copy_project_site_sources(root)
+    if browser_math:
+        _browser_math_variant(config)
+    server = support.StaticSiteServer(root / "site")  # first: the build needs its address (canonical URLs, navigation)
+    build = support.run_mkdocs_build(config, root / "site", site_url=server.url)
+    if build.returncode:
+        server.close()
+        raise RuntimeError(f"bench_lighthouse: `mkdocs build --strict` failed:\n{build.stderr[-3000:]}")
+    with_sandboxes = {page.lstrip("/") for page in support.elements_by_page(root / "site", "figure", "sandbox", "id")}
+    return Site(root, server, with_sandboxes)
+
+
+def _audit_both(ours: Site, baseline: Site, chromium: str) -> tuple[dict[str, Audit], dict[str, Audit]]:
+    """Every page of both variants, page by page and in alternating order, so both share the machine's moods."""
+    audits = ({}, {})
+    for index, page in enumerate(_site_pages(ours.root / "site")):
+        for variant in ((0, 1) if index % 2 == 0 else (1, 0)):
+            audit, report = (ours, baseline)[variant].audit(page, chromium)
+            audits[variant][page] = audit
+            if variant == 0:
+                for problem in _failed_audits(report):
+                    print(f"bench_lighthouse: /{page}: {problem}")
+    return audits
+
+
+# ---- the report -----------------------------------------------------------------------------------------------------
+
+
+def _print_table(ours: dict[str, Audit], baseline: dict[str, Audit]) -> None:
+    print(f"{'page':<32} {'variant':<13} {'perf':>4} {'a11y':>4} {'b.p.':>4} {'seo':>4} {'TBT ms':>7} {'CLS':>6} "
+          f"{'longest ms':>10} {'transfer kB':>11} {'pyodide kB':>10}")
+    for page in ours:
+        for variant, audit in (("build math", ours[page]), ("browser math", baseline.get(page))):
+            if audit is None:
+                continue
+            scores = " ".join(f"{audit.scores[name]:>4}" for name in CATEGORIES)
+            print(f"{'/' + page:<32} {variant:<13} {scores} {audit.total_blocking_ms:>7.0f} "
+                  f"{audit.layout_shift:>6.3f} {audit.longest_task_ms:>10.0f} {audit.transfer_bytes / 1e3:>11.1f} "
+                  f"{audit.pyodide_bytes / 1e3:>10.1f}")
+            for warning in audit.warnings:
+                print(f"{'':<32} warning: {warning}")
+
+
+def run() -> list[Ratio]:
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        raise RuntimeError("bench_lighthouse: Debian chromium is not installed (make chromium)")
+    if not LIGHTHOUSE.is_file():
+        raise RuntimeError(f"bench_lighthouse: {LIGHTHOUSE.relative_to(PROJECT_ROOT)} is missing: run `make setup`")
+    with tempfile.TemporaryDirectory(prefix="bench-lighthouse-") as temp:
+        sites = [_build(Path(temp) / "ours", browser_math=False)]
+        try:
+            sites.append(_build(Path(temp) / "baseline", browser_math=True))
+            ours, baseline = _audit_both(*sites, chromium)
+        finally:
+            for site in sites:
+                site.server.close()
+    _print_table(ours, baseline)
+
+    rows = []
+    for page, audit in ours.items():
+        scores = ", ".join(f"{name} {score}" for name, score in audit.scores.items())
+        rows.append(Ratio(f"lighthouse points below 100 · /{page} ({scores})", audit.points_below_100 / 1e3, 1e-3,
+                          "1 point (ours: points short of 100, four categories)", 0.0))
+        rows.append(Ratio(f"longest main-thread task · /{page}", audit.longest_task_ms / 1e3,
+                          LONG_TASK_BUDGET_SECONDS, "50 ms budget (a constant)", 1.0))
+        if page in baseline and baseline[page].total_blocking_ms > 0:
+            rows.append(Ratio(f"total blocking time · /{page}", audit.total_blocking_ms / 1e3,
+                              baseline[page].total_blocking_ms / 1e3, "the same page, KaTeX in the browser", None))
+        if not audit.has_sandbox:
+            rows.append(Ratio(f"Pyodide bytes · /{page} (no sandbox)", audit.pyodide_bytes / 1e6, 1e-6,
+                              "1 byte (ours: bytes of Pyodide fetched)", 0.0))
+    home_ours, home_baseline = ours[""].transfer_bytes, baseline[""].transfer_bytes
+    rows.append(Ratio(f"home page transfer, kB ({home_ours / 1e3:.1f} vs {home_baseline / 1e3:.1f})", home_ours / 1e6,
+                      home_baseline / 1e6, "the same page, KaTeX in the browser", TRANSFER_TARGET))
+    return rows
