@@ -31,6 +31,12 @@
     return line.length > limit ? `${line.slice(0, limit - 1)}…` : line;
   }
 
+  /** Why a worker failed, from its error event's message: a script that failed to load has none (a 404 of
+   * worker.js, say); an error in a running one has. */
+  function workerError(message) {
+    return message ? `the worker crashed: ${firstLine(message)}` : "the worker script (worker.js) could not be loaded";
+  }
+
   function seconds(ms) {
     return `${Math.round(ms / 100) / 10} s`.replace(".0 s", " s");
   }
@@ -178,9 +184,7 @@
       const reply = this.track(early.bootId, options);
       this.attach(early.worker);
       for (const message of early.messages) this.receive(message);
-      if (early.error !== null) {
-        this.lose(`the worker could not be started or crashed${early.error ? `: ${firstLine(early.error)}` : ""}`);
-      }
+      if (early.error !== null) this.lose(workerError(early.error));
       return {id: early.bootId, reply};
     }
 
@@ -188,10 +192,7 @@
       worker.onmessage = (event) => worker === this.worker && this.receive(event.data);
       worker.onerror = (event) => {
         event.preventDefault();
-        if (worker !== this.worker) return;
-        // A script that failed to load has no message (a 404 of worker.js, say); an error in a running one has.
-        this.lose(event.message ? `the worker crashed: ${firstLine(event.message)}`
-          : "the worker script (worker.js) could not be loaded");
+        if (worker === this.worker) this.lose(workerError(event.message));
       };
       worker.onmessageerror = () => worker === this.worker && this.lose("a message from the worker could not be read");
       this.worker = worker;

@@ -1,6 +1,6 @@
 """Every byte of the runtime is checked, and every way the boot can fail is named, in Chromium on the built site.
 
-- A tampered file (our wheel, numpy, Pyodide's stdlib) served by the site is refused with one sentence naming it;
+- A tampered file (our wheel, numpy, the standard library, the lock) served by the site is refused with one sentence naming it;
   the static figure stays; Retry asks once per press and recovers once the file is right again.
 - Each boot step failing in turn (pyodide.js, pyodide.asm.js, the wasm, the stdlib, the lock, numpy, our wheel,
   worker.js) and a render that crashes the worker: the static figure stays, the message names the file, Retry
@@ -10,6 +10,7 @@ The `browser` fixture routes every request (so Playwright keeps the HTTP cache o
 each attempt reaches the server, whose request log counts them.
 """
 
+import json
 import re
 import time
 
@@ -23,7 +24,6 @@ pytestmark = pytest.mark.browser
 
 BOOT_TIMEOUT_MS = 90_000
 NUMPY = "numpy-2.0.2-cp312-cp312-pyodide_2024_0_wasm32.whl"
-WHEEL = re.compile(r"explainer-[^/]+\.whl$")
 
 
 def page_with_most_sandboxes(built_site) -> tuple[str, list[str]]:
@@ -85,8 +85,12 @@ def assert_clean_but(browser, worker_messages: list[str], *expected: str) -> Non
     browser.assert_clean()
 
 
-def wheel_path(built_site) -> str:
-    return "/" + next(path.relative_to(built_site).as_posix() for path in (built_site / ASSET_DIR / "wheels").rglob("*.whl"))
+def manifest_path(built_site, entry: str, default: str) -> str:
+    """The URL path of a file runtime.json names (`entry`: stdlib, lock, numpy, wheel); `default`, a file name under
+    Pyodide's folder, where the build made no file of its own for it."""
+    manifest = json.loads((built_site / ASSET_DIR / "runtime.json").read_text())
+    url = manifest[entry]["url"] if manifest[entry] else manifest["pyodide"]["indexURL"] + default
+    return "/" + (built_site / ASSET_DIR / url).resolve().relative_to(built_site.resolve()).as_posix()
 
 
 # ---- tampered files -------------------------------------------------------------------------------------------------
@@ -102,14 +106,16 @@ TAMPERED = {
                   "not used"),
     "numpy": f"numpy did not match its checksum ({NUMPY}), so it was not used",
     "stdlib": "the Python runtime did not match its checksum (python_stdlib.zip), so it was not used",
+    "lock": "the Python runtime did not match its checksum (pyodide-lock.json), so it was not used",
 }
+MANIFEST_ENTRIES = {"explainer": ("wheel", None), "numpy": ("numpy", NUMPY), "stdlib": ("stdlib", "python_stdlib.zip"),
+                    "lock": ("lock", "pyodide-lock.json")}
 
 
 @pytest.mark.parametrize("which", sorted(TAMPERED))
 def test_a_tampered_file_is_refused_in_one_sentence_and_retry_asks_once_per_press(
         browser, worker_messages, site_url, built_site, site_server, which):
-    path = {"explainer": wheel_path(built_site), "numpy": f"/assets/pyodide/0.27.7/{NUMPY}",
-            "stdlib": "/assets/pyodide/0.27.7/python_stdlib.zip"}[which]
+    path = manifest_path(built_site, *MANIFEST_ENTRIES[which])
     page = browser.page
     lesson, ids = page_with_most_sandboxes(built_site)
     site_server.replaced[path] = tampered((built_site / path.lstrip("/")).read_bytes())
@@ -144,7 +150,7 @@ STEPS = {
     "python_stdlib.zip": ("**/python_stdlib.zip", 500, f"{RUNTIME}: python_stdlib.zip answered HTTP 500"),
     "pyodide-lock.json": ("**/pyodide-lock.json", 404, f"{RUNTIME}: pyodide-lock.json answered HTTP 404"),
     "numpy": (f"**/{NUMPY}", 503, f"numpy could not be downloaded: {NUMPY} answered HTTP 503"),
-    "explainer wheel": ("**/wheels/*/explainer-*.whl", 404,
+    "explainer wheel": ("**/explainer-*.whl", 404,
                         "the explainer package could not be downloaded: explainer-0.1.0-py3-none-any.whl answered "
                         "HTTP 404"),
     "worker.js": (f"**/{ASSET_DIR}/worker.js", 404, "the worker script (worker.js) could not be loaded"),

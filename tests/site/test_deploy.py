@@ -6,6 +6,7 @@ The browser side of the same is tests/browser/test_security.py, test_offline.py 
 import base64
 import hashlib
 import json
+import os
 import re
 from pathlib import Path
 
@@ -16,7 +17,6 @@ import yaml
 from build_scripts.pipeline.config import PipelineConfig, SiteConfigError
 from build_scripts.pipeline.csp import InlineHandlerError, inline_script_hashes
 from build_scripts.pipeline.pages import read_page, site_pages
-from build_scripts.pyodide_runtime import BOOT_FILES
 from support import PROJECT_ROOT, copy_project_site_sources, run_mkdocs_build, run_pipeline
 
 RE_META = re.compile(r'<meta http-equiv="Content-Security-Policy" content="([^"]+)">')
@@ -76,7 +76,7 @@ def test_the_csp_command_prints_the_pages_policy_and_the_workers(tmp_path, built
     headers = [line.removeprefix("Content-Security-Policy: ") for line in result.stdout.splitlines()
                if line.startswith("Content-Security-Policy: ")]
     assert headers[0] == RE_META.search((built_site / "index.html").read_text())[1]
-    assert headers[1] == "default-src 'self'; script-src 'self' 'wasm-unsafe-eval' blob:; connect-src 'self'"
+    assert headers[1] == "default-src 'self'; script-src 'self' 'wasm-unsafe-eval' blob:; connect-src 'self' blob:"
 
 
 def test_an_inline_event_handler_is_an_error_naming_its_page_and_line(tmp_path):
@@ -101,9 +101,16 @@ def test_the_service_worker_lists_the_shell_and_the_runtime_each_with_its_integr
         assert entry["integrity"] == sri(built_site / entry["url"]), entry["url"]
     runtime = {entry["url"]: entry["revision"] for entry in lists["runtime"]}
     manifest = json.loads((built_site / "assets/explainer/runtime.json").read_text())
-    wheel = "assets/explainer/" + manifest["wheel"]["url"]
-    versioned = [f"assets/pyodide/0.27.7/{name}" for name in BOOT_FILES] + [wheel]
-    versioned.append(next(url for url in runtime if re.search(r"/numpy-2\.0\.2-.*\.whl$", url)))
+    # What a boot loads: Pyodide's loader from its folder, the standard library and lock from the manifest (the
+    # precompiled ones) or else from that folder, numpy's wheel and ours from the manifest.
+    in_site = {entry: os.path.normpath(f"assets/explainer/{manifest[entry]['url']}")
+               for entry in ("stdlib", "lock", "numpy", "wheel") if manifest[entry]}
+    pyodide = "assets/pyodide/0.27.7/"
+    versioned = [pyodide + name for name in ("pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm")]
+    versioned.append(in_site.get("stdlib", pyodide + "python_stdlib.zip"))
+    versioned.append(in_site.get("lock", pyodide + "pyodide-lock.json"))
+    versioned += [in_site["numpy"], in_site["wheel"]]
+    assert re.search(r"/numpy-2\.0\.2-.*\.whl$", in_site["numpy"])
     assert all(runtime[url] is None for url in versioned), "addresses that carry their version need no revision"
     for name in ("runtime.json", "worker.js", "editor.js"):
         assert runtime[f"assets/explainer/{name}"], name
@@ -112,7 +119,7 @@ def test_the_service_worker_lists_the_shell_and_the_runtime_each_with_its_integr
     loaded = {ref for path in site_pages(built_site) for ref in re.findall(
         r'<(?:script src|link rel="stylesheet" href)="(?:\./|\.\./|/)*([^"]+)"', path.read_text()) if "://" not in ref}
     assert len(loaded) > 15 and loaded <= shell, loaded - shell
-    assert {"search/search_index.json", "sitemap.xml"} <= shell
+    assert {"search/search_index.json", "sitemap.xml", "assets/explainer/boot.js"} <= shell
     assert any(url.endswith(".woff2") for url in shell) and not any(url.endswith(".map") for url in shell)
     assert not shell & set(runtime)
 
