@@ -35,8 +35,12 @@ def goes_live(page) -> None:
 
 
 def follow_link_to(page, path: str) -> None:
+    """Click the navigation's link to `path` and wait until that page's title shows."""
+    title = page.locator(".md-content h1").first
+    before = title.inner_text()
     page.locator(f'.md-nav__link[href$="{path}"]').first.click()
     expect(page).to_have_url(re.compile(re.escape(path) + "$"))
+    expect(title).not_to_have_text(before)
 
 
 @pytest.fixture(scope="module")
