@@ -180,6 +180,13 @@ class StaticSiteServer:
         return sum(1 for path, _ in self.requests if path.endswith(suffix))
 
 
+def serve_copy(site: Path, folder: Path) -> StaticSiteServer:
+    """A server of its own for a copy of a built site (hard links, so nothing is copied): another port than the
+    site's, and one a test may stop."""
+    shutil.copytree(site, folder, copy_function=os.link)
+    return StaticSiteServer(folder)
+
+
 def markdown_error(convert, text: str, path: str = "docs/page.md"):
     """The MarkdownSourceError that `convert(text)` raises while converting the page `path` (fails if none)."""
     import pytest

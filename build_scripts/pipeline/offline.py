@@ -16,8 +16,9 @@ lists of this build written in front of it:
 Workbox's own build tools (workbox-build) could list the files, but by globs over the folder: here the pages and
 runtime.json say what is needed, in the pipeline both engines run, so no Node step lists files. A file whose address
 carries its version (Pyodide's folder, the digest folder of the precompiled archives) has no revision: the worker then
-reads it through the HTTP cache the boot just filled. Every entry carries its integrity, so the worker never keeps a byte the build did not
-make. The version (a hash of the lists) changes whenever a file does, which makes every build a new service worker.
+reads it through the HTTP cache the boot just filled. Every entry carries its integrity, so the worker never keeps a
+byte the build did not make. The version (a hash of the lists) changes whenever a file does, which makes every build a
+new service worker.
 """
 
 import hashlib

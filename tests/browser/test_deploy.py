@@ -7,14 +7,12 @@ cache and service workers as a reader has them, the policy enforced):
   SITE_URL address), and the runtime starts again from the HTTP cache: Pyodide's wasm is downloaded once.
 """
 
-import os
 import re
-import shutil
 
 import pytest
 from playwright.sync_api import expect
 
-from support import PROJECT_ROOT, StaticSiteServer, run_mkdocs_build
+from support import PROJECT_ROOT, StaticSiteServer, run_mkdocs_build, serve_copy
 
 pytestmark = pytest.mark.browser
 
@@ -71,9 +69,7 @@ def test_under_a_sub_path_one_python_serves_the_whole_visit(reader, sub_path_ser
 @pytest.fixture
 def preview(built_site, tmp_path):
     """The project's site (built for the session's server) served by another server, on another port."""
-    root = tmp_path / "site"
-    shutil.copytree(built_site, root, copy_function=os.link)
-    server = StaticSiteServer(root)
+    server = serve_copy(built_site, tmp_path / "site")
     yield server
     server.close()
 

@@ -1,7 +1,7 @@
 """Every byte of the runtime is checked, and every way the boot can fail is named, in Chromium on the built site.
 
-- A tampered file (our wheel, numpy, the standard library, the lock) served by the site is refused with one sentence naming it;
-  the static figure stays; Retry asks once per press and recovers once the file is right again.
+- A tampered file (our wheel, numpy, the standard library, the lock) served by the site is refused with one sentence
+  naming it; the static figure stays; Retry asks once per press and recovers once the file is right again.
 - Each boot step failing in turn (pyodide.js, pyodide.asm.js, the wasm, the stdlib, the lock, numpy, our wheel,
   worker.js) and a render that crashes the worker: the static figure stays, the message names the file, Retry
   recovers once the fault is gone, and the other sandboxes of the page follow by themselves.
@@ -11,7 +11,6 @@ each attempt reaches the server, whose request log counts them.
 """
 
 import json
-import re
 import time
 
 import pytest
@@ -158,8 +157,8 @@ STEPS = {
 
 
 @pytest.mark.parametrize("step", list(STEPS))
-def test_a_failing_boot_step_is_named_and_retry_recovers_once_it_is_fixed(browser, worker_messages, site_url, built_site,
-                                                                          step):
+def test_a_failing_boot_step_is_named_and_retry_recovers_once_it_is_fixed(browser, worker_messages, site_url,
+                                                                          built_site, step):
     pattern, failure, reason = STEPS[step]
     page = browser.page
     lesson, ids = page_with_most_sandboxes(built_site)
@@ -214,7 +213,8 @@ def test_a_render_that_crashes_the_worker_leaves_its_figure_and_the_others_redra
     assert status(page, culprit) == ("The live version stopped: Python crashed (Pyodide has suffered a fatal error). "
                                      "Change a control or press Retry to start it again; the last figure stays.")
     assert page.locator(f"#{culprit} svg").count() >= 1, "the last live figure stays"
-    expect(page.locator(f"#{other}")).to_have_attribute("data-renders", str(renders_before + 1), timeout=BOOT_TIMEOUT_MS)
+    expect(page.locator(f"#{other}")).to_have_attribute("data-renders", str(renders_before + 1),
+                                                        timeout=BOOT_TIMEOUT_MS)
     state(page, other, "live")  # the other sandbox drew again on a fresh worker, by itself
     page.locator(f"#{culprit} .sandbox__retry").click()
     state(page, culprit, "live")

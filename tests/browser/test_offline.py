@@ -6,13 +6,10 @@ The site is served from a copy (hard links) by a server of this test's own, whic
 reach anything then, whatever the browser's idea of being offline.
 """
 
-import os
-import shutil
-
 import pytest
 from playwright.sync_api import expect
 
-from support import StaticSiteServer
+from support import serve_copy
 
 pytestmark = pytest.mark.browser
 
@@ -22,9 +19,7 @@ LESSON = "lessons/try-it-yourself/"
 
 @pytest.fixture
 def own_site(built_site, tmp_path):
-    root = tmp_path / "site"
-    shutil.copytree(built_site, root, copy_function=os.link)
-    server = StaticSiteServer(root)
+    server = serve_copy(built_site, tmp_path / "site")
     yield server
     server.close()
 

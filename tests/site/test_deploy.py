@@ -87,7 +87,7 @@ def test_an_inline_event_handler_is_an_error_naming_its_page_and_line(tmp_path):
         inline_script_hashes([read_page(tmp_path, page)])
 
 
-# ---- offline reading --------------------------------------------------------------------------------------------------
+# ---- offline reading -------------------------------------------------------------------------------------------------
 
 
 def offline_lists(site: Path) -> dict:
