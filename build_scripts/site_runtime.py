@@ -2,13 +2,14 @@
 site hosts it) the Pyodide runtime itself. Plain functions: the build pipeline (build_scripts.pipeline) calls them,
 under either engine.
 
-    <site>/assets/explainer/   sandbox.js, worker.js, render.js, protocol.js, cells.js, quiz.js, trainer.js, sandbox.css,
-                               cells.css, quiz.css, trainer.css, theme.json, runtime.json (render.js and sandbox.css with
-                               their generated parts: browser_files.py), editor.js (the bundled code editor)
-    <site>/assets/explainer/wheels/<sha256[:16]>/explainer-<version>-py3-none-any.whl
+    <site>/assets/explainer/   the page scripts and styles (PAGE_SCRIPTS, PAGE_STYLES), boot.js (with runtime.json
+                               written into it), worker.js, theme.json, runtime.json (render.js, sandbox.css and
+                               boot.js with their generated parts), editor.js (the bundled code editor)
+    <site>/assets/explainer/runtime/<digest>/   the precompiled standard library, lock and wheels (precompiled.py),
+                               or, when this Python cannot make them, wheels/<sha256[:16]>/explainer-<version>-….whl
     <site>/assets/pyodide/0.27.7/   the runtime, only with self_host
 
-The wheel's folder carries its hash, so a browser cache can never pair a new integrity string with an old wheel.
+The folders of the wheels carry their hash, so a browser cache can never pair a new integrity string with an old file.
 """
 
 import dataclasses

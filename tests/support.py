@@ -180,11 +180,11 @@ class StaticSiteServer:
         return sum(1 for path, _ in self.requests if path.endswith(suffix))
 
 
-def serve_copy(site: Path, folder: Path) -> StaticSiteServer:
+def serve_copy(site: Path, folder: Path, **options) -> StaticSiteServer:
     """A server of its own for a copy of a built site (hard links, so nothing is copied): another port than the
-    site's, and one a test may stop."""
+    site's, and one a test may stop; `options` go to StaticSiteServer."""
     shutil.copytree(site, folder, copy_function=os.link)
-    return StaticSiteServer(folder)
+    return StaticSiteServer(folder, **options)
 
 
 def markdown_error(convert, text: str, path: str = "docs/page.md"):

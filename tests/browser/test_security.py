@@ -6,13 +6,17 @@ Under the enforced policy Playwright cannot evaluate a predicate string in the p
 so these tests wait with `expect` on attributes and text.
 """
 
+import json
 import re
 from urllib.parse import unquote
 
 import pytest
 from playwright.sync_api import expect
 
+from build_scripts.pipeline.csp import worker_policy
 from build_scripts.pipeline.pages import site_pages
+from build_scripts.site_runtime import ASSET_DIR
+from support import serve_copy
 
 pytestmark = pytest.mark.browser
 
@@ -49,6 +53,24 @@ def test_sandboxes_and_cells_go_live_under_the_policy(reader, site_url):
     expect(cell).to_have_attribute("data-state", "ready", timeout=BOOT_TIMEOUT_MS)
     assert reader.violations() == []
     assert reader.console_errors == []
+
+
+def test_the_worker_boots_under_the_policy_a_host_sends_it(reader, built_site, tmp_path):
+    """README's header for the Pyodide worker (`python -m build_scripts.pipeline csp`) is enough for the whole boot:
+    the checked scripts run from blob: URLs, the checked standard library is read from one, the wasm compiles."""
+    policy = worker_policy(json.loads((built_site / ASSET_DIR / "runtime.json").read_text()))
+    server = serve_copy(built_site, tmp_path / "site",
+                        path_headers={f"/{ASSET_DIR}/worker.js": {"Content-Security-Policy": policy}})
+    try:
+        page = reader.page
+        page.goto(server.url + "lessons/try-it-yourself/")
+        figure = page.locator("figure.sandbox").first
+        figure.scroll_into_view_if_needed()
+        expect(figure).to_have_attribute("data-state", "live", timeout=BOOT_TIMEOUT_MS)
+        assert server.served(f"/{ASSET_DIR}/worker.js") >= 1
+        assert reader.violations() == [] and reader.console_errors == []
+    finally:
+        server.close()
 
 
 def test_nothing_a_reader_types_leaves_the_browser(reader, site_url):
