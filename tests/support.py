@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -185,6 +186,17 @@ def serve_copy(site: Path, folder: Path, **options) -> StaticSiteServer:
     site's, and one a test may stop; `options` go to StaticSiteServer."""
     shutil.copytree(site, folder, copy_function=os.link)
     return StaticSiteServer(folder, **options)
+
+
+def wait_until(condition, page, message: str = "timed out", timeout_ms: int = 90_000):
+    """Poll a Python-side condition (a server's request log, Playwright's list of workers, what the page is asked)
+    until it holds; returns its value. The pause between two looks is Playwright's, not time.sleep: the sync API
+    processes its events and runs route handlers only while inside its calls."""
+    deadline = time.monotonic() + timeout_ms / 1000
+    while not (value := condition()):
+        assert time.monotonic() < deadline, message
+        page.wait_for_timeout(25)
+    return value
 
 
 def markdown_error(convert, text: str, path: str = "docs/page.md"):

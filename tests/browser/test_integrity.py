@@ -11,13 +11,12 @@ each attempt reaches the server, whose request log counts them.
 """
 
 import json
-import time
 
 import pytest
 from playwright.sync_api import expect
 
 from build_scripts.site_runtime import ASSET_DIR
-from support import elements_by_page
+from support import elements_by_page, wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -57,15 +56,6 @@ def retry_and_all_go_live(page, ids: list[str]) -> None:
     page.locator(f"#{ids[0]} .sandbox__retry").click()
     for figure_id in ids:  # the one pressed, and the others by themselves
         state(page, figure_id, "live")
-
-
-def wait_until(page, condition, timeout: float = BOOT_TIMEOUT_MS / 1000) -> None:
-    """Wait for a condition outside the page (the server's request log). The pause is Playwright's, not time.sleep:
-    the sync API runs the route handlers (every request of the `browser` fixture) only while inside its calls."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        page.wait_for_timeout(50)
 
 
 @pytest.fixture
@@ -127,7 +117,7 @@ def test_a_tampered_file_is_refused_in_one_sentence_and_retry_asks_once_per_pres
         assert settled >= 1
         for _ in range(2):  # each press asks again; nothing asks by itself in between
             page.locator(f"#{ids[0]} .sandbox__retry").click()
-            wait_until(page, lambda: site_server.served(path) > settled)
+            wait_until(lambda: site_server.served(path) > settled, page, "no new request", BOOT_TIMEOUT_MS)
             assert_failed_with(page, ids, sentence)
             attempts, settled = site_server.served(path) - settled, site_server.served(path)
             assert 1 <= attempts <= 2, f"one download per press (and one to learn why it failed), not {attempts}"

@@ -9,7 +9,6 @@ reach anything then, whatever the browser's idea of being offline.
 
 import json
 import re
-import time
 
 import pytest
 from playwright.sync_api import expect
@@ -17,7 +16,7 @@ from playwright.sync_api import expect
 from build_scripts.pipeline import offline
 from build_scripts.pipeline.pages import read_page, site_pages
 from build_scripts.site_runtime import ASSET_DIR
-from support import serve_copy
+from support import serve_copy, wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -72,15 +71,6 @@ def test_a_second_visit_works_with_the_server_gone(reader, own_site):
     assert reader.console_errors == []
 
 
-def wait_for(page, condition, timeout: float = BOOT_TIMEOUT_MS / 1000):
-    """Wait for a condition the page is asked about (its caches); the pause between two looks is Playwright's."""
-    deadline = time.monotonic() + timeout
-    while not (value := condition()):
-        assert time.monotonic() < deadline, "timed out"
-        page.wait_for_timeout(100)
-    return value
-
-
 CACHE_CONTENTS = """async () => {
   const found = {};
   for (const name of await caches.keys()) {
@@ -116,7 +106,7 @@ def test_a_new_build_replaces_what_changed_and_deletes_the_rest(reader, own_site
         visited = [name for name in caches if name.startswith("explainer-visited-")]
         return caches if visited and all(lists["version"] in name for name in visited) else None
 
-    caches = wait_for(page, replaced)
+    caches = wait_until(replaced, page, "the new service worker did not take over", BOOT_TIMEOUT_MS)
     quiz = [text for entries in caches.values() for url, text in entries if "/assets/explainer/quiz.js" in url]
     assert quiz == [text], "the new file is kept, the old one deleted"
     assert not [name for name in caches if old_version in name]
