@@ -7,7 +7,7 @@ and recorded, so a test can assert that a page asked for nothing outside the sit
 `page.route` sees) and the pages' Content-Security-Policy is bypassed (Playwright's wait_for_function evaluates its
 predicate as a string, which the policy forbids). `reader` is a browser as a reader has it: service workers on, the
 policy enforced, no request routing (so the HTTP cache works); tests using it wait with `expect` and plain
-evaluations (tests/browser/test_offline.py, test_security.py, test_deploy.py).
+evaluations (tests/browser/test_offline.py, test_security.py, test_addresses.py).
 """
 
 import shutil

@@ -1,7 +1,7 @@
 """What the pipeline writes for deploying the site (build_scripts/pipeline: csp.py, offline.py), checked in the built
 files: one Content-Security-Policy on every page that allows each inline script by its hash and nothing inline else;
 the service worker's lists (every file there, checked by its integrity); the footer note; the GitHub Pages workflow.
-The browser side of the same is tests/browser/test_security.py, test_offline.py and test_deploy.py."""
+The browser side of the same is tests/browser/test_security.py, test_offline.py and test_addresses.py."""
 
 import base64
 import hashlib
