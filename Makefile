@@ -17,6 +17,7 @@ PLUGIN_PROJECT := build_scripts/mkdocs_plugin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 PYTEST_ARGS ?=
+BENCH ?=
 # The site engine: mkdocs (MkDocs + Material, the default) or zensical (its successor). Both build the same site.
 ENGINE ?= mkdocs
 
@@ -24,12 +25,13 @@ ENGINE ?= mkdocs
 # too (`make build ENGINE=zensical`), so moving to it is a change of one variable.
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: help setup serve build links test test-fast check test-stress bench chromium clean distclean move-old-caches
+.PHONY: help setup serve build links test test-fast check test-stress bench chromium clean distclean move-old-caches \
+        trained-weights
 
 help:  ## List the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 12
 
-setup: $(DEPS_STAMP) $(VENDOR_STAMP) $(PYODIDE_STAMP)  ## Install everything the site build needs.
+setup: $(DEPS_STAMP) $(VENDOR_STAMP) $(PYODIDE_STAMP) trained-weights  ## Install everything the site build needs.
 
 serve: setup  ## Build everything and serve the site on http://127.0.0.1:8000 with live reload (ENGINE=zensical too).
 	$(PY) -m build_scripts.pipeline serve --engine $(ENGINE) --dev-addr $(HOST):$(PORT)
@@ -52,7 +54,7 @@ CHECK_BASE ?= main
 check: setup chromium  ## Lint every page, build strict, load the pages changed since main in Chromium.
 	$(PY) -m build_scripts.pipeline check
 	@PYTHONPATH=tests $(PY) -m changed_pages $(CHECK_BASE)
-	CHECK_BASE=$(CHECK_BASE) $(PY) -m pytest -q tests/browser/test_changed_pages.py $(PYTEST_ARGS)
+	CHECK_BASE=$(CHECK_BASE) $(PY) -m pytest -q tests/browser/test_changed_pages_live.py $(PYTEST_ARGS)
 
 # The browser suite STRESS_RUNS times in a row with every core kept busy by the tests' own bounded load
 # (tests/cpu_load.py): the suite must not depend on an idle machine. Stops at the first failing run.
@@ -65,7 +67,7 @@ test-stress: setup chromium  ## Run the browser tests 5 times in a row with both
 	done; echo "== $(STRESS_RUNS) of $(STRESS_RUNS) stress runs passed"
 
 bench: setup $(PYODIDE_MATPLOTLIB_STAMP)  ## Run the benchmarks and print a table of ratios.
-	$(PY) -m benchmarks
+	$(PY) -m benchmarks $(BENCH)
 
 # The venv is made once with a Python >= 3.12 (see build_scripts/find_python.sh for how it is found).
 $(PY):
@@ -102,6 +104,12 @@ $(PYODIDE_STAMP): build_scripts/pyodide_runtime.py $(NODE_STAMP) $(DEPS_STAMP)
 	$(PY) -m build_scripts.pyodide_runtime prepare
 	@touch $@
 
+# The ablation lab's trained weights in explainer/data/ (ignored by git, shipped in the wheel), which the tests and
+# the build read: trained once into build/cache/trained/ (about 15 s of CPU), then only checked and copied. Every site
+# build checks them again first (build_scripts/pipeline/publish.py, package_data).
+trained-weights: $(DEPS_STAMP)
+	@$(PY) -m build_scripts.trained_weights
+
 # Our caches used to live in .cache/, which Zensical owns (`zensical build --clean` empties it): a clone that has
 # them there moves them to build/cache/ once (with the first set-up after the move) instead of downloading and
 # retraining. (Drop once no clone needs it.)
@@ -133,8 +141,8 @@ chromium:  ## Make sure Debian's Chromium is installed (the browser tests drive 
 
 # Everything in build/ goes but the downloaded, checked Pyodide wheels (delete build/cache/pyodide-wheels to fetch
 # them again): the next build renders every figure and trains the experiment's grid again.
-clean:  ## Remove build outputs (site, figures, training runs, wheel, vendored files); keep the Pyodide wheels.
-	rm -rf site $(VENDOR_DIR)
+clean:  ## Remove build outputs (site, figures, training runs, trained weights, wheel, vendored files); keep the Pyodide wheels.
+	rm -rf site $(VENDOR_DIR) explainer/data
 	@if [ -d build ]; then \
 	  find build -mindepth 1 -maxdepth 1 ! -name cache -exec rm -rf {} +; \
 	  find build/cache -mindepth 1 -maxdepth 1 ! -name pyodide-wheels -exec rm -rf {} + 2>/dev/null; true; \

@@ -1,16 +1,25 @@
-"""Run every benchmark module and print one table; exit status 0 even when a target is missed (it is reported)."""
+"""Run the benchmark modules and print one table; exit status 0 even when a target is missed (it is reported).
+
+    python -m benchmarks                   # every benchmarks/bench_*.py
+    python -m benchmarks sandboxes cells   # only bench_sandboxes and bench_cells (make bench BENCH="sandboxes cells")
+"""
 
 import importlib
 import pkgutil
+import sys
 
 import benchmarks
 
 
-def main() -> None:
+def main(names: list[str]) -> None:
+    available = sorted(module.name.removeprefix("bench_") for module in pkgutil.iter_modules(benchmarks.__path__)
+                       if module.name.startswith("bench_"))
+    unknown = sorted(set(names) - set(available))
+    if unknown:
+        sys.exit(f"benchmarks: no benchmark named {', '.join(unknown)} (there are: {', '.join(available)})")
     rows = []
-    for module in pkgutil.iter_modules(benchmarks.__path__):
-        if module.name.startswith("bench_"):
-            rows.extend(importlib.import_module(f"benchmarks.{module.name}").run())
+    for name in names or available:
+        rows.extend(importlib.import_module(f"benchmarks.bench_{name}").run())
 
     header = f"{'benchmark':<44} {'ours':>10} {'baseline':>10} {'ratio':>7} {'target':>8}  verdict  baseline is"
     print(header)
@@ -25,4 +34,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

@@ -29,8 +29,9 @@ tests/browser/conftest.py) against the project's own `mkdocs build --strict` (se
    constant 16 ms frame budget. With 15-75 changes per sandbox p95 is close to the slowest change seen, and on a
    busy 2-core machine (Chromium, its worker, the Playwright driver and this process share it) single changes can
    take 2-5× their usual time, so p95 moves between runs; p50 is stable.
-3. **The same updates re-rendered with matplotlib.** matplotlib for Pyodide is not obtainable here (the offline
-   runtime ships only numpy, micropip and packaging), so the baseline is a proxy and is labelled as one: CPython
+3. **The same updates re-rendered with matplotlib** (information only: bench_matplotlib_pyodide measures the real
+   route, Pyodide's own matplotlib in the site's worker, and carries the ≥ 10× target). Here the baseline is a proxy
+   and is labelled as one: CPython
    matplotlib (the venv's) computing `registry()[name].render(params)` and drawing that description with a
    straightforward matplotlib figure (lines, arrows, points, bars, text, polygons, limits, log scales, ticks, legend;
    not pixel-perfect) saved as SVG into a buffer, timed per update over exactly the parameter values the browser
@@ -497,7 +498,7 @@ def run() -> list[Ratio]:
                           "16 ms frame budget (a constant)", 1.0))
         baseline = _matplotlib_update_seconds(name, result["height"], result["params"], colors)
         proxy_rows.append(Ratio(f"p50 vs matplotlib · {name}", p50, _percentile(baseline, 50),
-                                MATPLOTLIB_PROXY, 0.10))
+                                MATPLOTLIB_PROXY, None))  # the target is bench_matplotlib_pyodide's, measured for real
         print(f"bench_sandboxes: {name}: {len(seconds)} updates, browser max {max(seconds) * 1e3:.1f} ms; "
               f"matplotlib p50 {_percentile(baseline, 50) * 1e3:.1f} ms, p95 {_percentile(baseline, 95) * 1e3:.1f} ms")
     return rows + proxy_rows

@@ -75,12 +75,24 @@ def module_files(root: Path, packages: tuple[str, ...], *modules: str) -> set[Pa
     return found
 
 
+def _file_mode() -> int:
+    """The mode a plain new file gets here (0644 under the usual umask); os.umask can only be read by setting it."""
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+FILE_MODE = _file_mode()
+
+
 def write_atomic(path: Path, data: str | bytes) -> None:
-    """Write `data` to a temporary file beside `path`, then rename it into place."""
+    """Write `data` to a temporary file beside `path`, then rename it into place, readable as any new file would be
+    (a temporary file is private: served from a site, a web server running as another user could not read it)."""
     mode, encoding = ("wb", None) if isinstance(data, bytes) else ("w", "utf-8")
     with tempfile.NamedTemporaryFile(mode, dir=path.parent, prefix=f".{path.name}.", delete=False,
                                      encoding=encoding) as file:
         file.write(data)
+    os.chmod(file.name, FILE_MODE)
     os.replace(file.name, path)
 
 

@@ -17,13 +17,16 @@ magic number). With another Python the site is built without bytecode and boots 
 import importlib.util
 import io
 import json
+import shutil
 import subprocess
 import sys
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 from build_scripts import pyodide_runtime
 from build_scripts._files import CACHE_DIR, files_digest, refresh
+from build_scripts.progress import Progress
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 PYODIDE_MAGIC = b"\xcb\r\r\n"  # importlib.util.MAGIC_NUMBER of Pyodide 0.27.7's Python (3.12.7; every 3.12.x)
@@ -32,6 +35,7 @@ SITE_PACKAGES = "/lib/python3.12/site-packages/"
 IMPORTS_SCRIPT = Path(__file__).with_name("pyodide_imports.mjs")
 DEFAULT_CACHE_DIR = CACHE_DIR / "precompiled"
 ENTRIES = "entries.json"
+KEEP = 3  # folders of archives kept in the cache: the current wheel's and a couple of recent ones (branch switches)
 
 
 class PrecompileError(RuntimeError):
@@ -89,15 +93,21 @@ def _digest(runtime_dir: Path, wheel: Path) -> str:
     return files_digest([path.resolve() for path in inputs], Path("/"))
 
 
-def precompiled_runtime(runtime_dir: Path, wheel: Path, cache_dir: Path = DEFAULT_CACHE_DIR) -> tuple[Path, dict]:
+def precompiled_runtime(runtime_dir: Path, wheel: Path, cache_dir: Path = DEFAULT_CACHE_DIR,
+                        progress: Callable[[str], Progress] = Progress) -> tuple[Path, dict]:
     """The folder of precompiled archives for this runtime and wheel (made once, then kept in the cache) and how many
-    modules each holds compiled: {"python_stdlib.zip": n, "numpy-….whl": n, "explainer-….whl": n}."""
+    modules each holds compiled: {"python_stdlib.zip": n, "numpy-….whl": n, "explainer-….whl": n}. Making them shows
+    progress; finding them in the cache says nothing."""
     if not can_precompile():
         raise PrecompileError(f"bytecode for Pyodide needs Python 3.12 (this is {sys.version.split()[0]})")
     lock = pyodide_runtime.read_official_lock()
     numpy = runtime_dir / lock["packages"]["numpy"]["file_name"]
 
     def make(folder: Path) -> None:
+        with progress("compiling the modules the lessons import for Pyodide"):
+            _make(folder)
+
+    def _make(folder: Path) -> None:
         wanted = imported_files(runtime_dir, wheel)
         counts = {
             "python_stdlib.zip": precompile_archive(runtime_dir / "python_stdlib.zip", folder / "python_stdlib.zip",
@@ -111,5 +121,17 @@ def precompiled_runtime(runtime_dir: Path, wheel: Path, cache_dir: Path = DEFAUL
         (folder / ENTRIES).write_text(json.dumps(counts))
 
     folder = cache_dir / _digest(runtime_dir, wheel)[:16]
+    if not folder.is_dir():
+        prune(cache_dir)
     refresh(folder, _digest(runtime_dir, wheel), make)
     return folder, json.loads((folder / ENTRIES).read_text())
+
+
+def prune(cache_dir: Path = DEFAULT_CACHE_DIR, keep: int = KEEP) -> list[Path]:
+    """Delete all but the `keep` most recently made folders of archives (each is about 8 MB; a site links the files
+    of its own folder, so a folder in use by a finished site can go). Returns the deleted folders."""
+    folders = sorted((path for path in cache_dir.glob("*") if path.is_dir() and (path / ENTRIES).is_file()),
+                     key=lambda path: path.stat().st_mtime, reverse=True)
+    for folder in folders[keep:]:
+        shutil.rmtree(folder, ignore_errors=True)
+    return folders[keep:]

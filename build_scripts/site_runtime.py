@@ -87,8 +87,7 @@ def publish_precompiled(site_dir: Path, runtime_dir: Path, wheel_path: Path,
         note(f"explainer: Python {sys.version.split()[0]} cannot compile for Pyodide's Python 3.12: the site boots "
              "without bytecode, a few seconds slower (build with a Python 3.12 to have it)")
         return None
-    with progress("compiling the modules the lessons import for Pyodide"):
-        folder, _ = precompiled.precompiled_runtime(runtime_dir, wheel_path)
+    folder, _ = precompiled.precompiled_runtime(runtime_dir, wheel_path, progress=progress)
     target = site_dir / ASSET_DIR / "runtime" / folder.name
     target.mkdir(parents=True, exist_ok=True)
     names = ("python_stdlib.zip", "pyodide-lock.json", pyodide_runtime.numpy_file_name(), wheel_path.name)

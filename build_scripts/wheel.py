@@ -11,7 +11,8 @@ DEFAULT_WHEEL_DIR = CACHE_DIR / "wheel"
 def source_digest(root: Path = PROJECT_ROOT) -> str:
     """sha256 over the files that make up the wheel (explainer's sources and data, and pyproject.toml)."""
     package = root / "explainer"
-    return files_digest([*package.rglob("*.py"), *package.rglob("*.json"), root / "pyproject.toml"], root)
+    data = [*package.rglob("*.py"), *package.rglob("*.json"), *package.rglob("*.npz"), root / "pyproject.toml"]
+    return files_digest(data, root)
 
 
 def _current_wheel(out_dir: Path, root: Path) -> Path | None:

@@ -3,7 +3,9 @@
 The pillars are the ones the first lesson takes apart: positions (none / sinusoidal / RoPE), the residual add, the
 normalisation (none / RMSNorm / LayerNorm, before or after the branch) and the causal mask. The weights are random
 (seeded) with the plain variance-preserving initialisation (std 1/√fan_in, no depth-dependent scaling): what the
-diagnostics show comes from the architecture, not from an initialisation tuned to make a point.
+diagnostics show comes from the architecture, not from an initialisation tuned to make a point. Or they are the
+weights of the model trained at build time to reverse strings (explainer.trained): the same switches, flipped on a
+model that learned to use what they carry, without retraining it.
 
 `run_ablation` runs one sentence through the model and measures, layer by layer, what the lesson talks about,
 including how alike the positions' vectors are (the cosine matrices that show rank collapse); `gradient_norms` sends
@@ -20,8 +22,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from explainer import layers
-from explainer._checks import fail
+from explainer import layers, trained
+from explainer._checks import as_choice, fail
 from explainer.layers import (MAX_DEPTH, NORMS, PLACEMENTS, POSITIONAL,  # noqa: F401 (the lab's names for them)
                               normalise, rotate, visible)
 
@@ -29,6 +31,7 @@ from explainer.layers import (MAX_DEPTH, NORMS, PLACEMENTS, POSITIONAL,  # noqa:
 EXPLODING_GROWTH = 1e3  # the stream's RMS grew 1000-fold from the embeddings: three orders of magnitude
 VANISHING_GROWTH = 1e-3  # ... or shrank 1000-fold
 VANISHING_TOKEN_SIGNAL = 1e-2  # the tokens differ by under 1% of the stream's size: which token is which is lost
+WEIGHTS = ("random", "trained")
 
 # A small vocabulary is enough for the lab's sentences; each word gets a seeded random embedding.
 VOCABULARY = (
@@ -50,9 +53,44 @@ class AblationConfig:
     placement: str = "pre"  # pre: h + F(N(h)); post: N(h + F(h))
     causal_mask: bool = True  # a position may only read itself and earlier positions
     seed: int = 0  # the random weights and embeddings
+    weights: str = "random"  # random: seeded draws; trained: the build-time model (its width, heads and depth at most)
 
     def __post_init__(self):
         layers.check_architecture(self, caller="AblationConfig")
+        as_choice("weights", self.weights, WEIGHTS, caller="AblationConfig")
+        if self.weights == "trained":
+            shape = trained_shape()
+            for name in ("width", "heads"):
+                if getattr(self, name) != shape[name]:
+                    fail(f"{name} must be {shape[name]} with the trained weights (got {getattr(self, name)})",
+                         caller="AblationConfig")
+            if self.depth > shape["depth"]:
+                fail(f"depth must be at most {shape['depth']} with the trained weights, the blocks it was trained "
+                     f"with (got {self.depth})", caller="AblationConfig")
+
+
+def trained_shape() -> dict:
+    """The trained model's sizes and vocabulary size: {width, heads, depth, vocabulary} (explainer.trained)."""
+    config, weights = trained.trained_model()
+    return {"width": config["width"], "heads": config["heads"], "depth": config["depth"],
+            "vocabulary": len(weights["embeddings"])}
+
+
+def trained_config(depth: int | None = None, **switches) -> AblationConfig:
+    """The trained model as the lab runs it: its own sizes, its first `depth` blocks (all by default), `switches`."""
+    shape = trained_shape()
+    return AblationConfig(depth=depth or shape["depth"], width=shape["width"], heads=shape["heads"],
+                          weights="trained", **switches)
+
+
+def max_depth(config: AblationConfig) -> int:
+    """How many blocks the model behind `config` has: MAX_DEPTH drawn at random, or the trained model's."""
+    return trained_shape()["depth"] if config.weights == "trained" else MAX_DEPTH
+
+
+def vocabulary_size(config: AblationConfig) -> int:
+    """How many word ids the model behind `config` has embeddings for."""
+    return trained_shape()["vocabulary"] if config.weights == "trained" else len(VOCABULARY)
 
 
 # ---- weights ----------------------------------------------------------------------------------------------------
@@ -60,7 +98,7 @@ class AblationConfig:
 
 @dataclass(frozen=True)
 class Weights:
-    """Seeded random parameters: embeddings and, per block, attention and MLP matrices stacked over depth."""
+    """The parameters: embeddings and, per block, attention and MLP matrices stacked over depth."""
 
     embeddings: np.ndarray  # (V, d)
     qkv: np.ndarray  # (L, d, 3d)
@@ -80,7 +118,12 @@ _WEIGHTS_CACHE: dict = {}
 
 
 def init_weights(config: AblationConfig) -> Weights:
-    """The model's weights for `config` (explainer.layers.init_weights; the same seed gives the same weights)."""
+    """The model's weights for `config`: explainer.layers.init_weights (the same seed gives the same weights), or the
+    trained model's (explainer.trained)."""
+    if config.weights == "trained":
+        if "trained" not in _WEIGHTS_CACHE:
+            _WEIGHTS_CACHE["trained"] = Weights(**trained.trained_model()[1])
+        return _WEIGHTS_CACHE["trained"]
     key = (config.seed, config.width)
     if key not in _WEIGHTS_CACHE:
         # All MAX_DEPTH blocks are drawn, so depth 8 is the first 8 blocks of depth 24.
@@ -120,12 +163,12 @@ def tokenize(sentence: str) -> np.ndarray:
     return np.array(ids, dtype=int)
 
 
-def _check_tokens(name: str, tokens, caller: str) -> np.ndarray:
+def _check_tokens(name: str, tokens, size: int, caller: str) -> np.ndarray:
     tokens = np.asarray(tokens)
     if tokens.ndim != 1 or tokens.size < 2 or not np.issubdtype(tokens.dtype, np.integer):
         fail(f"{name} must be a 1-D sequence of at least 2 word ids (got {tokens!r})", caller=caller)
-    if tokens.min() < 0 or tokens.max() >= len(VOCABULARY):
-        fail(f"{name} must be word ids from 0 to {len(VOCABULARY) - 1} (got {tokens.tolist()})", caller=caller)
+    if tokens.min() < 0 or tokens.max() >= size:
+        fail(f"{name} must be word ids from 0 to {size - 1} (got {tokens.tolist()})", caller=caller)
     return tokens
 
 
@@ -166,7 +209,7 @@ def run_ablation(config: AblationConfig, tokens, permuted_tokens=None) -> Ablati
     equivariant, the MLP and norms act per position), so the pooled output is exactly invariant: 0 up to rounding.
     Overflow never raises: from the first layer that is not finite, the measurements are nan and status is NAN.
     """
-    tokens, permuted = _checked_pair(tokens, permuted_tokens, "run_ablation")
+    tokens, permuted = _checked_pair(config, tokens, permuted_tokens, "run_ablation")
     stack = _stack(config, tokens, permuted)
     first_nonfinite = _first_nonfinite(stack, config.depth)
     rows = {name: values[: config.depth + 1] for name, values in stack.rows.items()}
@@ -178,9 +221,11 @@ def run_ablation(config: AblationConfig, tokens, permuted_tokens=None) -> Ablati
                           status=status, reason=reason, config=config)
 
 
-def _checked_pair(tokens, permuted_tokens, caller: str) -> tuple[np.ndarray, np.ndarray]:
-    tokens = _check_tokens("tokens", tokens, caller)
-    permuted = tokens[::-1] if permuted_tokens is None else _check_tokens("permuted_tokens", permuted_tokens, caller)
+def _checked_pair(config: AblationConfig, tokens, permuted_tokens, caller: str) -> tuple[np.ndarray, np.ndarray]:
+    size = vocabulary_size(config)
+    tokens = _check_tokens("tokens", tokens, size, caller)
+    permuted = (tokens[::-1] if permuted_tokens is None
+                else _check_tokens("permuted_tokens", permuted_tokens, size, caller))
     if sorted(permuted.tolist()) != sorted(tokens.tolist()):
         fail("permuted_tokens must hold the same words as tokens, in another order", caller=caller)
     return tokens, permuted
@@ -197,7 +242,7 @@ def _first_nonfinite(stack: "_Stack", depth: int) -> int | None:
 class GradientReport:
     """The lab's loss and the size of its gradient at every layer (index 0 is the embeddings; l is after block l)."""
 
-    loss: float  # next_word_loss at the last layer, in nats (ln V ≈ 3.6 is a uniform guess over the vocabulary)
+    loss: float  # next_word_loss at the last layer, in nats (ln V is a uniform guess over the V words)
     gradient_norm: list[float]  # ‖∂loss/∂h_l‖ over the first sentence's positions; nan where the stream is not finite
     config: AblationConfig = field(repr=False)
 
@@ -206,9 +251,10 @@ def next_word_loss(h: np.ndarray, weights: Weights, tokens: np.ndarray, config: 
     """The lab's loss at the stream h (1, T, d) of `tokens`, and its gradient with respect to h.
 
     Each position guesses the next word of the sentence from the final stream (after a pre-norm model's final norm)
-    through the seeded random unembedding: the mean next-word cross-entropy, in nats, the loss a language model is
-    trained on. The last position has no next word and is not scored. The weights are random, so the loss is near
-    chance; what the lab shows is how its gradient travels back through the layers.
+    through the unembedding: the mean next-word cross-entropy, in nats, the loss a language model is trained on. The
+    last position has no next word and is not scored. With random weights the loss is near chance (the trained model
+    was scored on its answers only, so its prompt's letters stay guesses too); what the lab shows is how the
+    gradient travels back through the layers.
     """
     length = len(tokens)
     final = layers.final_norm(h, config)  # (1, T, d)
@@ -226,7 +272,7 @@ def gradient_norms(config: AblationConfig, tokens, permuted_tokens=None) -> Grad
     the residual only (J_F·J_N)ᵀ is left, and the gradient shrinks or grows by its size at every layer. The forward
     pass is run_ablation's (cached; pass the same `permuted_tokens` to share it). Results are cached per depth.
     """
-    tokens, permuted = _checked_pair(tokens, permuted_tokens, "gradient_norms")
+    tokens, permuted = _checked_pair(config, tokens, permuted_tokens, "gradient_norms")
     stack = _stack(config, tokens, permuted)
     if config.depth not in stack.gradient_norms:
         loss, gradients = _gradients(stack, tokens, config)
@@ -240,7 +286,7 @@ def gradient_norms(config: AblationConfig, tokens, permuted_tokens=None) -> Grad
 def loss_gradients(config: AblationConfig, tokens, permuted_tokens=None) -> tuple[float, list[np.ndarray]]:
     """next_word_loss of `config` on the sentence `tokens` and its gradient (1, T, d) with respect to the stream at
     every layer, index 0 the embeddings (all nan when the stream is not finite): what gradient_norms measures."""
-    tokens, permuted = _checked_pair(tokens, permuted_tokens, "loss_gradients")
+    tokens, permuted = _checked_pair(config, tokens, permuted_tokens, "loss_gradients")
     return _gradients(_stack(config, tokens, permuted), tokens, config)
 
 
@@ -299,7 +345,7 @@ def prepare(config: AblationConfig, tokens, permuted_tokens=None, blocks: int = 
     For a caller with time to spare (the lab, between a reader's changes): nothing else changes, since a result is
     the same, number for number, whichever call computed its layers.
     """
-    tokens, permuted = _checked_pair(tokens, permuted_tokens, "prepare")
+    tokens, permuted = _checked_pair(config, tokens, permuted_tokens, "prepare")
     known = _LAYERS_CACHE.get(_key(config, tokens, permuted))
     target = min(config.depth, (len(known.states) - 1 if known else 0) + blocks)
     _stack(dataclasses.replace(config, depth=target), tokens, permuted)
@@ -307,7 +353,7 @@ def prepare(config: AblationConfig, tokens, permuted_tokens=None, blocks: int = 
 
 
 def _key(config: AblationConfig, tokens: np.ndarray, permuted: np.ndarray) -> tuple:
-    return dataclasses.replace(config, depth=MAX_DEPTH), tokens.tobytes(), permuted.tobytes()
+    return dataclasses.replace(config, depth=max_depth(config)), tokens.tobytes(), permuted.tobytes()
 
 
 def _stack(config: AblationConfig, tokens: np.ndarray, permuted: np.ndarray) -> _Stack:

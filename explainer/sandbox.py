@@ -32,8 +32,12 @@ class ParameterError(ValueError):
 
 
 def closest(name: str, valid) -> str:
-    """' (did you mean 'x'?)' for the valid name closest to `name`, or '' when none is close."""
-    match = difflib.get_close_matches(name, list(valid), n=1, cutoff=0.6)
+    """' (did you mean 'x'?)' for the valid name closest to `name`, or '' when none is close or `name` is valid (its
+    value was the mistake)."""
+    valid = list(valid)
+    if name in valid:
+        return ""
+    match = difflib.get_close_matches(name, valid, n=1, cutoff=0.6)
     return f" (did you mean {match[0]!r}?)" if match else ""
 
 

@@ -9,6 +9,18 @@ from cpu_load import CpuLoad
 from support import PROJECT_ROOT, StaticSiteServer, run_mkdocs_build
 
 
+def pytest_configure(config):
+    """Test files in different folders must not share a name: the folders are not packages, so pytest imports each
+    file as a top-level module of its name, and a second file of that name fails to collect (as it did on CI)."""
+    names: dict[str, list[str]] = {}
+    for path in sorted(Path(__file__).parent.rglob("test_*.py")):
+        names.setdefault(path.name, []).append(str(path.relative_to(PROJECT_ROOT)))
+    clashes = [paths for paths in names.values() if len(paths) > 1]
+    if clashes:
+        raise pytest.UsageError("test files share a name; rename one of each: "
+                                + "; ".join(" and ".join(paths) for paths in clashes))
+
+
 def pytest_addoption(parser):
     parser.addoption("--cpu-load", type=int, default=0, metavar="N",
                      help="keep N busy processes running for the whole session (make test-stress: one per core)")

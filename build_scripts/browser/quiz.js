@@ -6,9 +6,10 @@
  * matter, and announces the result in the form's live region. The selection is kept in sessionStorage per page and
  * quiz, so leaving a lesson and coming back (Material's instant navigation included) finds it as it was.
  *
- * Predict, then run (form[data-predict-sandbox]): the sandbox placed right after the quiz keeps its controls locked
- * until the reader checks an answer; then they unlock and the sandbox moves to the values in data-predict, the
- * configuration that answers the question. Feedback spans `.quiz__live[data-readout]` follow that sandbox's readout
+ * Predict, then run (form[data-predict-sandbox], or form[data-predict-trainer] for the training lab): the sandbox or
+ * lab placed right after the quiz keeps its controls (and the lab its Train button) locked until the reader checks an
+ * answer; then they unlock and move to the values in data-predict, the configuration that answers the question (a
+ * sandbox redraws, the lab waits for Train). Feedback spans `.quiz__live[data-readout]` follow the sandbox's readout
  * of the same label whenever it draws.
  * README.md in this folder describes the HTML contract.
  */
@@ -46,11 +47,13 @@
     }
   }
 
-  /** The first sandbox of this name after `form` in the page, or null. */
-  function followingSandbox(form, name) {
-    return [...document.querySelectorAll("figure.sandbox[data-sandbox]")].find((figure) =>
-      figure.dataset.sandbox === name && (form.compareDocumentPosition(figure) & Node.DOCUMENT_POSITION_FOLLOWING))
-      || null;
+  /** The sandbox or training lab a predict-then-run quiz is about: the first one after `form` in the page, or null. */
+  function predictionTarget(form) {
+    const name = form.dataset.predictSandbox;
+    const candidates = name ? [...document.querySelectorAll("figure.sandbox[data-sandbox]")]
+      .filter((figure) => figure.dataset.sandbox === name)
+      : form.dataset.predictTrainer !== undefined ? [...document.querySelectorAll("figure.trainer")] : [];
+    return candidates.find((figure) => form.compareDocumentPosition(figure) & Node.DOCUMENT_POSITION_FOLLOWING) || null;
   }
 
   /** The locked controls of a predict-then-run quiz's sandbox, the values to reveal, the live readouts. */
@@ -63,8 +66,8 @@
       this.observer = new MutationObserver(() => this.showLive());
     }
 
-    inputs() {
-      return [...this.sandbox.querySelectorAll(".sandbox__controls input, .sandbox__controls select")];
+    inputs() {  // a training lab's Train button too: nothing runs before the reader has answered
+      return [...this.sandbox.querySelectorAll(".sandbox__controls input, .sandbox__controls select, .trainer__train")];
     }
 
     lock() {
@@ -94,7 +97,7 @@
         if (!input || input.disabled) continue;
         if (input.type === "checkbox") input.checked = Boolean(value);
         else input.value = String(value);
-        input.dispatchEvent(new Event("input", {bubbles: true}));  // sandbox.js updates the output and redraws
+        input.dispatchEvent(new Event("input", {bubbles: true}));  // sandbox.js (trainer.js) updates and redraws
       }
     }
 
@@ -144,8 +147,8 @@
       }
       key.remove();
       this.button.hidden = false;
-      const sandbox = this.form.dataset.predictSandbox && followingSandbox(this.form, this.form.dataset.predictSandbox);
-      this.prediction = sandbox ? new Prediction(this.form, sandbox) : null;
+      const target = predictionTarget(this.form);
+      this.prediction = target ? new Prediction(this.form, target) : null;
       if (this.prediction) this.prediction.lock();
       this.form.addEventListener("submit", (event) => {
         event.preventDefault();

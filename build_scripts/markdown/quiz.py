@@ -10,11 +10,13 @@
         feedback: Not here. ...
     ///
 
-Predict, then run: with `predict:`, the quiz is about the sandbox placed right after it on the page. That sandbox's
-controls stay locked until the reader checks an answer; then they unlock and, when `predict` gives parameter values,
-the sandbox jumps to them (the configuration that answers the question). Feedback may quote one of that sandbox's
-readouts with `{{ live: <readout label> }}`: the page shows the live value (the build writes the value at the
-`predict` values, so print and no-JavaScript readers see it too).
+Predict, then run: with `predict:`, the quiz is about the sandbox (or the training lab) placed right after it on the
+page. Its controls (and the lab's Train button) stay locked until the reader checks an answer; then they unlock and,
+when `predict` gives parameter values (the lab's settings), the sandbox jumps to them (the configuration that answers
+the question; the lab waits for Train). Feedback may quote one of a sandbox's readouts with
+`{{ live: <readout label> }}`: the page shows the live value (the build writes the value at the `predict` values, so
+print and no-JavaScript readers see it too). A lab's numbers exist only after the reader's run, so its feedback quotes
+the build-time runs with `{{ training.… }}` instead.
 
     /// quiz | Predict: with the residual add off, what happens to the tokens at depth 24?
     predict:                  # `predict: true` unlocks only; a mapping also moves the sandbox there
@@ -46,7 +48,9 @@ import yaml
 from markdown import Extension
 
 from build_scripts.markdown._blocks import Block, BlockPreprocessor, MarkdownSourceError, find_blocks
+from build_scripts.markdown.trainer import read_trainer
 from explainer.sandbox import ParameterError, closest, registry
+from explainer.streams.train import SETTING_NAMES, check_settings
 
 KEYS = ("type", "predict", "answers")
 ANSWER_KEYS = ("text", "correct", "feedback")
@@ -57,6 +61,7 @@ KEY_SUMMARY = "Answers and explanations"
 QUESTION_SHOWN = 48  # characters of the question an error message quotes
 RE_LIVE = re.compile(r"\{\{\s*live:\s*(.+?)\s*\}\}")  # {{ live: readout label }} in feedback
 PREDICT_NOTE = "Check an answer to unlock the figure below."
+PREDICT_NOTE_TRAINER = "Check an answer to unlock the training lab below."
 
 
 @dataclass(frozen=True)
@@ -70,9 +75,10 @@ class Answer:
 
 @dataclass(frozen=True)
 class Prediction:
-    """A predict-then-run quiz's sandbox: its name and the values it moves to once the reader has answered."""
+    """A predict-then-run quiz's sandbox (its name) or training lab (sandbox None) and the values it moves to once
+    the reader has answered."""
 
-    sandbox: str
+    sandbox: str | None
     reveal: dict
 
 
@@ -166,12 +172,14 @@ class _Reader:
         if value is not True and not isinstance(value, dict):
             raise self.error(f"predict must be true or parameter values ('name: value' lines), not {value!r}",
                              key="predict")
-        following = self._next_sandbox()
+        following = self._next_live_block()
+        reveal = value if isinstance(value, dict) else {}
+        if following is not None and following.name == "trainer":
+            return self._trainer_prediction(following, reveal), {}
         sandbox = registry().get(following.argument) if following else None
         if sandbox is None:
-            raise self.error("predict: place the sandbox this quiz is about right after it on the page",
-                             key="predict")
-        reveal = value if isinstance(value, dict) else {}
+            raise self.error("predict: place the sandbox or training lab this quiz is about right after it on the "
+                             "page", key="predict")
         try:
             start = sandbox.validate({k: v for k, v in following.options.items() if k in sandbox.defaults()})
             shown = sandbox.validate({**start, **reveal})
@@ -180,11 +188,21 @@ class _Reader:
         readouts = {r["label"]: r["text"] for r in sandbox.render(shown)["readouts"]}
         return Prediction(sandbox.name, {k: shown[k] for k in reveal}), readouts
 
-    def _next_sandbox(self) -> Block | None:
-        """The first block after this quiz if it is a sandbox (a mistake in a block on the way is raised as such)."""
-        for block in find_blocks(self.page_lines or [], {"sandbox", "quiz", "figure"}):
+    def _trainer_prediction(self, following: Block, reveal: dict) -> Prediction:
+        """The training lab's settings to move to, checked against its own starting settings."""
+        start = read_trainer(following).settings
+        try:
+            check_settings({**start, **reveal})
+        except ParameterError as error:
+            raise self.error(f"predict: {error}{closest(error.parameter, SETTING_NAMES)}", key="predict") from None
+        return Prediction(None, dict(reveal))
+
+    def _next_live_block(self) -> Block | None:
+        """The first block after this quiz if it is a sandbox or a training lab (a mistake in a block on the way is
+        raised as such)."""
+        for block in find_blocks(self.page_lines or [], {"sandbox", "trainer", "quiz", "figure"}):
             if block.line > self.block.line:
-                return block if block.name == "sandbox" else None
+                return block if block.name in ("sandbox", "trainer") else None
         return None
 
     def answer_list(self) -> list:
@@ -233,7 +251,9 @@ class _Reader:
             label = match.group(1)
             if not readouts:
                 raise self.answer_error(number, "{{ live: … }} quotes a readout of the sandbox after the quiz: "
-                                                "add 'predict:' to the quiz", "feedback")
+                                                "add 'predict:' to the quiz, before a sandbox (a training lab's "
+                                                "numbers come only with the reader's run: quote the build's, "
+                                                "{{ training.… }})", "feedback")
             if label not in readouts:
                 raise self.answer_error(number, f"no readout {label!r}{closest(label, readouts)}; the sandbox's "
                                                 f"readouts: {', '.join(map(repr, readouts))}", "feedback")
@@ -335,9 +355,12 @@ def quiz_html(quiz: Quiz, number: int) -> str:
     predict, note = "", ""
     if quiz.prediction:
         reveal = html.escape(json.dumps(quiz.prediction.reveal, separators=(",", ":")))
-        predict = f' data-predict-sandbox="{quiz.prediction.sandbox}" data-predict="{reveal}"'
+        target = (f'data-predict-sandbox="{quiz.prediction.sandbox}"' if quiz.prediction.sandbox
+                  else "data-predict-trainer")
+        predict = f' {target} data-predict="{reveal}"'
         # Shown by quiz.js, which does the locking: without JavaScript nothing is locked.
-        note = f'<p class="quiz__predict-note" hidden>{PREDICT_NOTE}</p>'
+        words = PREDICT_NOTE if quiz.prediction.sandbox else PREDICT_NOTE_TRAINER
+        note = f'<p class="quiz__predict-note" hidden>{words}</p>'
     return (
         f'<form class="quiz" id="{element_id}" data-quiz="{number}" data-quiz-type="{quiz.type}"{predict} '
         'autocomplete="off">'

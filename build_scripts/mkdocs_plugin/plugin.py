@@ -14,9 +14,10 @@ from build_scripts.markdown._blocks import MarkdownSourceError, error_line
 from build_scripts.mkdocs_plugin.config import ExplainerConfig
 from build_scripts.pipeline.config import PipelineConfig, Site, SiteConfigError, check_site
 from build_scripts.pipeline.preview import LastGoodPages, LastGoodSite, show_banner
-from build_scripts.pipeline.publish import PageError, publish, render_figures
+from build_scripts.pipeline.publish import PageError, package_data, publish, render_figures
 from build_scripts.pipeline.scan import scan_page
 from build_scripts.pyodide_runtime import RuntimeSetupError
+from build_scripts.trained_weights import ExportMismatch
 
 log = logging.getLogger("mkdocs.plugins.explainer")
 
@@ -69,6 +70,10 @@ class ExplainerPlugin(BasePlugin[ExplainerConfig]):
         self.figure_failures = []
         if self.preview:
             self.preview.errors.clear()  # MkDocs converts every page again: the errors standing are this build's
+        try:
+            package_data(log.info)  # before any page is read: the lab's trained weights
+        except ExportMismatch as error:
+            raise PluginError(error_line(error)) from None
 
     def on_page_markdown(self, markdown, page, config, files):
         docs_dir = self.site.shown(self.site.docs_dir)

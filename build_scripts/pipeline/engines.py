@@ -23,9 +23,10 @@ from build_scripts.pipeline.publish import PageError, link_figures, publish, rep
 from build_scripts.pipeline.scan import check_nav
 from build_scripts.pyodide_runtime import RuntimeSetupError
 from build_scripts.site_runtime import ASSET_DIR
+from build_scripts.trained_weights import ExportMismatch
 
-# What a build can get wrong in the author's input: one line each, never a traceback.
-AUTHOR_ERRORS = (MarkdownSourceError, FigureError, SiteConfigError, RuntimeSetupError, PageError)
+# What a build can get wrong in the author's input (or the set-up): one line each, never a traceback.
+AUTHOR_ERRORS = (MarkdownSourceError, FigureError, SiteConfigError, RuntimeSetupError, ExportMismatch, PageError)
 KEEPER_INTERVAL = 0.5  # seconds between two looks of the serve keeper at the sources and the site
 
 

@@ -9,18 +9,23 @@ the pages again nor imports anything heavy.
 import functools
 import hashlib
 import json
+import re
+import xml.etree.ElementTree as ElementTree
 from collections.abc import Callable
 from pathlib import Path
 
-from build_scripts import site_runtime
+from build_scripts import site_runtime, trained_weights
 from build_scripts._files import code_digest, write_atomic
 from build_scripts.figures.jobs import FigureJob, render_all
+from build_scripts.figures.theme import PT
 from build_scripts.markdown._blocks import FIGURE_DIR
 from build_scripts.pipeline import csp, offline
 from build_scripts.pipeline.config import Site
 from build_scripts.pipeline.pages import PageError, insert_head_tags, read_page, site_pages
 from build_scripts.progress import Progress
 
+# A static figure's <img>: its file under assets/figures/ and the rest of the tag (see size_figure_images).
+RE_FIGURE_IMAGE = re.compile(r'<img (?P<attributes>[^>]*?src="[^"]*%s/(?P<file>[^"#/]+\.svg)[^>]*?)\s*/?>' % FIGURE_DIR)
 STATE_FILE = "pages.json"  # in the figure cache: the figures the pages showed, and the inputs they were read from
 
 
@@ -37,6 +42,12 @@ def reporter(emit: Callable[[str], None] | None) -> Callable[..., Progress]:
     return functools.partial(Progress, emit=emit)
 
 
+def package_data(emit: Callable[[str], None] | None = None) -> None:
+    """What explainer/ must hold before a page is read, a figure drawn or the wheel made: the ablation lab's trained
+    weights (build_scripts/trained_weights.py; trained once into the cache, copied into the package)."""
+    trained_weights.export(progress=reporter(emit))
+
+
 def render_figures(jobs: list[FigureJob], site: Site, emit: Callable[[str], None] | None = None) -> list[str]:
     """Render the jobs missing from the cache (FigureError names any that raises); the files, sorted."""
     render_all(jobs, site.cache_dir, site.options.workers or None, progress=reporter(emit))
@@ -47,6 +58,7 @@ def site_figures(site: Site, emit: Callable[[str], None] | None = None) -> list[
     """Check every page and render the figures they show; unchanged inputs skip both (see the module docstring)."""
     from build_scripts.pipeline.scan import scan_docs
 
+    package_data(emit)  # first: the trained weights are among the inputs below
     state_path, digest = site.cache_dir / STATE_FILE, inputs_digest(site)
     try:
         state = json.loads(state_path.read_text())
@@ -65,6 +77,37 @@ def link_figures(site: Site, files: list[str], site_dir: Path) -> None:
     target.mkdir(parents=True, exist_ok=True)
     for name in files:
         site_runtime.link_or_copy(site.cache_dir / name, target / name)
+
+
+def svg_size(path: Path) -> tuple[int, int]:
+    """An SVG's width and height in CSS pixels (matplotlib writes them in points)."""
+    root = ElementTree.parse(path).getroot()
+    return tuple(round(float(root.get(name).removesuffix("pt")) / PT) for name in ("width", "height"))
+
+
+def size_figure_images(site_dir: Path) -> None:
+    """Give every static figure's <img> the width and height of its SVG, so the browser keeps its place before it
+    loads and the text under it does not jump. The pages are written before the figures are drawn (an illustration
+    decides its own height), so this is done here, once both exist."""
+    sizes: dict[str, tuple[int, int]] = {}
+
+    def sized(match: re.Match) -> str:
+        attributes = match["attributes"]
+        if re.search(r"\swidth=", " " + attributes):
+            return match[0]
+        name = match["file"]
+        if name not in sizes:
+            sizes[name] = svg_size(site_dir / FIGURE_DIR / name)
+        width, height = sizes[name]
+        return f'<img {attributes} width="{width}" height="{height}">'
+
+    for page in site_dir.rglob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        if FIGURE_DIR not in text:
+            continue
+        new = RE_FIGURE_IMAGE.sub(sized, text)
+        if new != text:
+            write_atomic(page, new)
 
 
 def finish_pages(site: Site, site_dir: Path, manifest: dict | None) -> None:
@@ -100,6 +143,7 @@ def publish(site: Site, figure_files: list[str], site_dir: Path | None = None,
     reading. Returns the runtime manifest (None when disabled)."""
     site_dir = site_dir or site.site_dir
     link_figures(site, figure_files, site_dir)
+    size_figure_images(site_dir)
     site_runtime.copy_browser_files(site_dir)
     manifest = None
     if site.options.enabled:

@@ -10,9 +10,11 @@ import math
 
 import numpy as np
 
+from build_scripts import trained_weights
 from build_scripts.quantities import number, quantity
 from explainer.ablation import (EXPLODING_GROWTH, MAX_DEPTH, VANISHING_GROWTH, VANISHING_TOKEN_SIGNAL, AblationConfig,
-                                AblationResult, run_ablation, tokenize)
+                                AblationResult, gradient_norms, run_ablation, tokenize)
+from explainer.sandboxes.ablation_lab import INPUTS, lab_config, mean_cosine
 from explainer.sandboxes.ablation_lab import SENTENCE as LAB_SENTENCE
 from explainer.sandboxes.ablation_lab import SWAPPED as LAB_SWAPPED
 
@@ -23,11 +25,13 @@ SUPERSCRIPTS = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 @functools.cache
 def lab(depth: int = LAB_DEPTH, positional: bool = True, residual: bool = True, rmsnorm: bool = True,
-        causal_mask: bool = True) -> AblationResult:
-    """The lab's model with its switches set as the sandbox sets them."""
-    config = AblationConfig(depth=depth, positional="rope" if positional else "none", residual=residual,
-                            norm="rmsnorm" if rmsnorm else "none", causal_mask=causal_mask)
-    return run_ablation(config, SENTENCE, SWAPPED)
+        causal_mask: bool = True, weights: str = "random") -> AblationResult:
+    """The lab's model with its switches set as the sandbox sets them, on its input for those weights."""
+    if weights == "trained":
+        trained_weights.export()  # the package holds them once a build has begun; a lone evaluation makes sure
+    config = lab_config(depth, weights, positional=positional, residual=residual, rmsnorm=rmsnorm,
+                        causal_mask=causal_mask)
+    return run_ablation(config, *INPUTS[weights])
 
 
 def growth(result: AblationResult) -> float:
@@ -122,6 +126,38 @@ def _():
     return percent(distinct(lab(24)))
 
 
+# ---- the trained weights --------------------------------------------------------------------------------------------
+
+
+@quantity("ablation.trained_depth")
+def _():
+    return str(lab(MAX_DEPTH, weights="trained").config.depth)
+
+
+@quantity("ablation.trained_sensitivity")
+def _():
+    trained, random = lab(MAX_DEPTH, weights="trained"), lab()
+    require(trained.status == "HEALTHY", "the trained model is HEALTHY with every part in place")
+    require(trained.word_order_sensitivity > 2 * random.word_order_sensitivity,
+            "the trained model's sensitivity is more than twice the random model's")
+    return number(trained.word_order_sensitivity, 3)
+
+
+@quantity("ablation.trained_sensitivity_no_pe")
+def _():
+    without, full = lab(MAX_DEPTH, positional=False, weights="trained"), lab(MAX_DEPTH, weights="trained")
+    require(without.word_order_sensitivity < 0.6 * full.word_order_sensitivity,
+            "without RoPE the trained model loses a large part of its word-order sensitivity")
+    return number(without.word_order_sensitivity, 3)
+
+
+@quantity("ablation.trained_sensitivity_no_pe_no_mask")
+def _():
+    result = lab(MAX_DEPTH, positional=False, causal_mask=False, weights="trained")
+    require(result.word_order_sensitivity < 1e-12, "without positions and mask even the trained model sees no order")
+    return number(result.word_order_sensitivity, 3)
+
+
 # ---- experiment 1: positions ----------------------------------------------------------------------------------------
 
 
@@ -207,6 +243,63 @@ def _():
 @quantity("ablation.no_residual_sensitivity_24")
 def _():
     return scientific(lab(24, residual=False).word_order_sensitivity)
+
+
+# ---- experiment 2, seen: how alike the positions are, and the gradient going down -------------------------------
+
+
+def similarity(layer: int, depth: int = MAX_DEPTH, **switches) -> float:
+    """The lab's "mean cosine between positions" at `layer` of a run `depth` blocks deep."""
+    return mean_cosine(np.array(lab(depth, **switches).cosine_similarity[layer]))
+
+
+def gradient_kept(depth: int = MAX_DEPTH, **switches) -> float:
+    """The lab's "gradient at the embeddings ÷ at the last layer"."""
+    result = lab(depth, **switches)
+    norms = gradient_norms(result.config, *INPUTS[result.config.weights]).gradient_norm
+    return norms[0] / norms[-1]
+
+
+@quantity("ablation.similarity_no_residual_4")
+def _():
+    value = similarity(4, residual=False)
+    require(value > 0.99, "without the residual the positions point the same way by layer 4")
+    return number(value, 3)
+
+
+@quantity("ablation.similarity_full_4")
+def _():
+    value = similarity(4)
+    require(value < similarity(4, residual=False) - 0.3,
+            "with the residual the positions are far less alike at layer 4")
+    return number(value, 2)
+
+
+@quantity("ablation.similarity_full_24")
+def _():
+    return number(similarity(MAX_DEPTH), 2)
+
+
+@quantity("ablation.similarity_trained")
+def _():
+    depth = lab(MAX_DEPTH, weights="trained").config.depth
+    value = similarity(depth, weights="trained")
+    require(value < 0.5 * similarity(MAX_DEPTH), "the trained model keeps its positions far apart")
+    return number(value, 2)
+
+
+@quantity("ablation.gradient_kept_full_24")
+def _():
+    value = gradient_kept()
+    require(value > 1, "with the residual the gradient reaches the embeddings no smaller than it left the top")
+    return number(value, 1)
+
+
+@quantity("ablation.gradient_kept_no_residual_24")
+def _():
+    value = gradient_kept(residual=False)
+    require(value < 0.5, "without the residual the gradient reaches the embeddings smaller than it left the top")
+    return number(value, 2)
 
 
 # ---- experiment 3: normalization ------------------------------------------------------------------------------------

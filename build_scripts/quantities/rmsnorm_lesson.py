@@ -5,6 +5,7 @@ import math
 import numpy as np
 
 from build_scripts.quantities import number, quantity, vector
+from build_scripts.quantities.ablation_lesson import require
 from explainer import (
     Branch,
     constant_recurrence,
@@ -233,6 +234,67 @@ def _():
 def _():
     rms = _lab("rmsnorm", LONG_DEPTH).residual_rms
     return number(rms[-1] / rms[0], 1)
+
+
+# ---- PreNorm or PostNorm, in the lab's model (the norm_placement sandbox's own readouts) ----------------------------
+
+
+def _placement(placement: str, norm: str = "rmsnorm", depth: int = LONG_DEPTH) -> dict:
+    """The norm_placement sandbox at these settings: its readouts' values by label, and its status under "status"."""
+    from explainer.sandbox import get_sandbox
+
+    shown = get_sandbox("norm_placement").render({"placement": placement, "norm": norm, "depth": depth})
+    return {**{item["label"]: item["value"] for item in shown["readouts"]}, "status": shown["status"]["label"]}
+
+
+KEPT = "gradient at the embeddings ÷ at the top"
+
+
+@quantity("placement.kept_pre_24")
+def _():
+    value = _placement("pre")[KEPT]
+    require(value > 1, "in PreNorm the gradient reaches the embeddings larger than it left the top")
+    return number(value, 1)
+
+
+@quantity("placement.kept_post_24")
+def _():
+    value = _placement("post")[KEPT]
+    require(value < 0.5, "in PostNorm the gradient reaches the embeddings at under half its size at the top")
+    return number(value, 2)
+
+
+@quantity("placement.kept_post_24_layernorm")
+def _():
+    value = _placement("post", "layernorm")[KEPT]
+    require(value < 0.5, "with LayerNorm too, PostNorm's gradient arrives at under half its size")
+    return number(value, 2)
+
+
+@quantity("placement.rms_pre_24")
+def _():
+    return number(_placement("pre")["stream RMS, last layer"], 1)
+
+
+@quantity("placement.rms_post_24")
+def _():
+    values = [_placement("post", norm, depth)["stream RMS, last layer"] for norm in ("rmsnorm", "layernorm")
+              for depth in (1, 12, LONG_DEPTH)]
+    require(max(abs(value - 1) for value in values) < 1e-3, "in PostNorm the stream's RMS is 1 after every block")
+    return number(values[-1], 2)
+
+
+@quantity("placement.distinct_post_24")
+def _():
+    post, pre = _placement("post"), _placement("pre")
+    require(post["status"] == "VANISHING" and pre["status"] == "HEALTHY",
+                  "at depth 24 PostNorm reads VANISHING and PreNorm HEALTHY")
+    return number(post["tokens still distinct"], 1)
+
+
+@quantity("placement.distinct_pre_24")
+def _():
+    return number(_placement("pre")["tokens still distinct"], 0)
 
 
 # ---- derivatives as local linear maps -------------------------------------------------------------------------------

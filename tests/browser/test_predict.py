@@ -5,6 +5,7 @@ files, runtime and static figures."""
 
 import markdown
 import pytest
+from playwright.sync_api import expect
 
 from build_scripts.markdown._page import PageContext, on_page
 
@@ -89,4 +90,31 @@ def test_the_sandbox_unlocks_on_checking_moves_to_the_answer_and_the_feedback_qu
     page.reload()
     page.locator(".quiz__check:visible").wait_for()
     assert figure.get_attribute("data-locked") is None and not control_input(page, "depth").is_disabled()
+    browser.assert_clean()
+
+
+def test_the_training_lab_after_a_predict_quiz_stays_locked_until_an_answer_then_takes_its_settings(browser, site_url):
+    page = browser.page
+    page.goto(site_url + "lessons/ablation-experiment/")
+    quiz = page.locator("form.quiz[data-predict-trainer]")
+    lab = page.locator("figure.trainer")
+    expect(quiz).to_have_count(1)
+    train = lab.locator(".trainer__train")
+    settings = lab.locator(".sandbox__controls :is(input, select)")
+    expect(quiz.locator(".quiz__predict-note")).to_be_visible()
+    expect(train).to_be_disabled()
+    assert settings.count() >= 7 and all(settings.nth(i).is_disabled() for i in range(settings.count()))
+    expect(lab.locator("[data-param=positional] select")).to_have_value("rope")
+
+    quiz.locator(".quiz__answer").nth(1).locator("input").check()
+    quiz.locator(".quiz__check").click()
+    expect(train).to_be_enabled()
+    assert not any(settings.nth(i).is_disabled() for i in range(settings.count()))
+    expect(lab.locator("[data-param=positional] select")).to_have_value("none")
+    expect(lab.locator("[data-param=depth] input")).to_have_value("2")
+    expect(lab.locator("[data-param=steps] input")).to_have_value("600")
+    expect(quiz.locator(".quiz__predict-note")).to_be_hidden()
+
+    page.reload()  # answered earlier in the visit: the lab comes back unlocked
+    expect(page.locator("figure.trainer .trainer__train")).to_be_enabled()
     browser.assert_clean()

@@ -4,11 +4,12 @@ its cosine matrices show collapse, its cache of layers changes no number, and ba
 import contextlib
 import dataclasses
 import math
+import re
 
 import numpy as np
 import pytest
 
-from explainer import ablation, layernorm, layers, rmsnorm
+from explainer import ablation, layernorm, layers, rmsnorm, trained as trained_module
 from explainer.ablation import (
     EXPLODING_GROWTH,
     VANISHING_TOKEN_SIGNAL,
@@ -335,3 +336,78 @@ def test_the_column_major_layout_for_pyodide_gives_the_same_numbers(monkeypatch)
                                        gradients.gradient_norm, rtol=1e-12)
     finally:
         ablation.clear_cache()
+
+
+# ---- the trained weights ----------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def trained():
+    """The build-time trained model in the package (made by the build: trained once into the cache, then copied)."""
+    from build_scripts.trained_weights import export
+
+    export()
+    return ablation.trained_config()
+
+
+def letters(text: str) -> np.ndarray:
+    from explainer.tasks import ALPHABET
+
+    return np.array([ALPHABET.index(c) for c in text])
+
+
+def test_the_trained_weights_are_the_experiments_full_run_and_it_reverses_strings(trained):
+    from build_scripts.trained_weights import exported_config
+    from explainer.tasks import decode
+    from explainer.training import TrainingConfig, generate
+
+    saved, weights = trained_module.trained_model()
+    assert saved == dataclasses.asdict(exported_config())
+    config = TrainingConfig(**saved)
+    assert (config.depth, config.positional, config.residual, config.norm, config.causal_mask) == (
+        8, "rope", True, "rmsnorm", True)
+    prompts = np.stack([letters("badge|"), letters("egdab|")])  # the lab's strings, neither trained on
+    assert [decode(row) for row in generate(weights, prompts, 5, config)] == ["egdab", "badge"]
+
+
+def test_the_lab_reads_the_trained_weights_at_their_own_size(trained):
+    _, weights = trained_module.trained_model()
+    used = init_weights(trained)
+    assert (trained.width, trained.heads, trained.depth) == (32, 4, 8)
+    for name in ("embeddings", "qkv", "out", "up", "down", "unembedding"):
+        np.testing.assert_array_equal(getattr(used, name), weights[name])
+    assert not np.array_equal(init_weights(AblationConfig(width=32, heads=4)).qkv[:8], used.qkv)
+
+
+def test_on_the_trained_model_the_switches_still_do_what_the_architecture_says(trained):
+    reversal, swapped = letters("badge|egdab"), letters("egdab|badge")
+    full = run_ablation(trained, reversal, swapped)
+    assert full.status == "HEALTHY"
+    bag = run_ablation(dataclasses.replace(trained, positional="none", causal_mask=False), reversal, swapped)
+    assert bag.word_order_sensitivity < 1e-12 < full.word_order_sensitivity
+    assert run_ablation(dataclasses.replace(trained, residual=False), reversal, swapped).status == "VANISHING"
+    assert run_ablation(dataclasses.replace(trained, norm="none"), reversal, swapped).status == "EXPLODING"
+
+
+def test_a_shallower_trained_run_is_the_first_blocks_of_the_deeper_one(trained):
+    reversal, swapped = letters("badge|egdab"), letters("egdab|badge")
+    deep = run_ablation(trained, reversal, swapped)
+    ablation.clear_cache()
+    shallow = run_ablation(dataclasses.replace(trained, depth=3), reversal, swapped)
+    assert shallow.residual_rms == deep.residual_rms[:4]
+
+
+@pytest.mark.parametrize(("changes", "message"), [
+    ({"weights": "learned"}, "weights must be one of"),
+    ({"width": 64}, "width must be 32 with the trained weights (got 64)"),
+    ({"heads": 2}, "heads must be 4 with the trained weights (got 2)"),
+    ({"depth": 9}, "depth must be at most 8 with the trained weights"),
+])
+def test_bad_trained_configs_name_the_argument(trained, changes, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        dataclasses.replace(trained, **changes)
+
+
+def test_the_trained_model_takes_letters_not_the_random_models_words(trained):
+    with pytest.raises(ValueError, match=re.escape("tokens must be word ids from 0 to 10")):
+        run_ablation(trained, SENTENCE, SWAPPED)

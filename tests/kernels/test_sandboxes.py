@@ -5,6 +5,7 @@ import json
 import math
 import time
 
+import numpy as np
 import pytest
 
 from explainer.figure import validate_figure
@@ -285,3 +286,121 @@ def test_the_ablation_lab_computes_the_arrangements_one_switch_away_in_idle_time
     assert steps == 4 * 6 + (MAX_DEPTH - 6)  # one block per task
     assert {key[0].residual for key in ablation._LAYERS_CACHE} == {True, False}
     ablation.clear_cache()
+
+
+# ---- the ablation lab on trained weights --------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def trained_weights():
+    from build_scripts.trained_weights import export
+
+    export()
+
+
+def test_the_lab_on_trained_weights_reads_a_reversal_it_never_trained_on(trained_weights):
+    from explainer.sandboxes.ablation_lab import REVERSAL, REVERSAL_SWAPPED
+    from explainer.tasks import decode, make_task
+    from explainer.trained import trained_model
+    from explainer.training import TrainingConfig
+
+    config = TrainingConfig(**trained_model()[0])
+    data = make_task(config.task, config.length, config.train_size, config.validation_size, config.seed)
+    trained_on = {decode(row) for row in data.train}
+    assert REVERSAL not in trained_on and REVERSAL_SWAPPED not in trained_on
+    prompt, answer = REVERSAL.split("|")
+    assert answer == prompt[::-1] and REVERSAL_SWAPPED == f"{answer}|{prompt}"
+
+
+def test_the_lab_on_trained_weights_shows_its_eight_blocks_and_says_so_when_asked_for_more(trained_weights):
+    deep = render("ablation_lab", weights="trained", depth=20)
+    eight = render("ablation_lab", weights="trained", depth=8)
+    assert deep["marks"] == eight["marks"] and deep["readouts"] == eight["readouts"]
+    assert "the trained model has 8 blocks" in deep["status"]["detail"]
+    assert "blocks" not in eight["status"]["detail"]
+    assert render("ablation_lab", weights="trained", depth=3)["readouts"] != eight["readouts"]
+
+
+# ---- the ablation lab's views: the gradient going down, and how alike the positions are ---------------------------
+
+
+def test_the_gradient_view_draws_the_gradient_reaching_every_layer():
+    from explainer.ablation import gradient_norms
+    from explainer.sandboxes.ablation_lab import GRADIENT_LIMITS, INPUTS, lab_config
+
+    for residual in (True, False):
+        shown = render("ablation_lab", view="gradients", depth=24, residual=residual)
+        norms = gradient_norms(lab_config(24, "random", True, residual, True, True), *INPUTS["random"]).gradient_norm
+        (bars,) = shown["marks"]
+        assert bars["type"] == "bars" and len(bars["heights"]) == 25
+        assert bars["heights"] == pytest.approx(list(np.clip(norms, *GRADIENT_LIMITS)), rel=1e-5)  # 6 digits kept
+        assert shown["readouts"][3]["value"] == pytest.approx(norms[0] / norms[-1], rel=1e-5)
+    kept = {residual: render("ablation_lab", view="gradients", depth=24, residual=residual)["readouts"][3]["value"]
+            for residual in (True, False)}
+    assert kept[True] > 1 > 2 * kept[False]  # through the identity it arrives whole; without, it shrinks
+
+
+def test_the_similarity_view_draws_the_cosine_squares_of_evenly_spaced_layers():
+    from explainer.ablation import run_ablation
+    from explainer.sandboxes.ablation_lab import INPUTS, lab_config, similarity_layers
+
+    assert similarity_layers(3) == [0, 1, 2, 3]
+    assert similarity_layers(24) == [0, 4, 8, 12, 16, 20, 24]
+    assert similarity_layers(13)[0] == 0 and similarity_layers(13)[-1] == 13 and len(similarity_layers(13)) == 7
+    result = run_ablation(lab_config(12, "random", True, False, True, True), *INPUTS["random"])
+    shown = render("ablation_lab", view="similarity", depth=12, residual=False)
+    assert [mark["type"] for mark in shown["marks"]] == ["heatmap"] * 7
+    for mark, layer in zip(shown["marks"], similarity_layers(12)):
+        assert np.array(mark["values"])[::-1] == pytest.approx(np.array(result.cosine_similarity[layer]), abs=1e-6)
+    lefts = [mark["x"][0] for mark in shown["marks"]]
+    assert all(right < left for right, left in zip([mark["x"][-1] for mark in shown["marks"]], lefts[1:]))
+    assert shown["readouts"][3]["value"] > 0.999  # collapsed: every two positions point the same way
+
+
+def test_the_similarity_view_shows_the_residual_keeping_positions_apart_and_training_more_so(trained_weights):
+    def mean(**values):
+        return render("ablation_lab", view="similarity", depth=4, **values)["readouts"][3]["value"]
+
+    assert mean(residual=True) < mean(residual=False) - 0.3
+    assert mean(weights="trained") < mean(residual=True)
+    values = render("ablation_lab", view="similarity", depth=1)["marks"][0]["values"]
+    cosines = np.array(values)[::-1]  # rows were drawn with position 1 on top
+    assert np.diag(cosines) == pytest.approx(1.0)
+    assert cosines[0, 4] == pytest.approx(1.0)  # "the" at positions 1 and 5: one word, one embedding
+
+
+def test_every_view_keeps_the_labs_three_readouts_so_a_quiz_can_quote_them():
+    names = {view: [r["label"] for r in render("ablation_lab", view=view)["readouts"][:3]]
+             for view in ("stream", "gradients", "similarity")}
+    assert names["stream"] == names["gradients"] == names["similarity"] == [
+        "word-order sensitivity", "stream RMS, last layer", "tokens still distinct"]
+
+
+# ---- PreNorm or PostNorm -------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("norm", ["rmsnorm", "layernorm"])
+def test_norm_placement_draws_the_labs_model_with_the_norm_before_the_branch_or_after_the_add(norm):
+    from explainer.ablation import AblationConfig, gradient_norms, run_ablation
+    from explainer.sandboxes.ablation_lab import SENTENCE_IDS, SWAPPED_IDS
+
+    for placement in ("pre", "post"):
+        config = AblationConfig(depth=24, norm=norm, placement=placement)
+        result = run_ablation(config, SENTENCE_IDS, SWAPPED_IDS)
+        norms = gradient_norms(config, SENTENCE_IDS, SWAPPED_IDS).gradient_norm
+        shown = render("norm_placement", placement=placement, norm=norm, depth=24)
+        bars, line = shown["marks"][:2]
+        assert bars["heights"] == pytest.approx(result.residual_rms, rel=1e-5)
+        assert line["y"] == pytest.approx(norms, rel=1e-5)
+        values = {item["label"]: item["value"] for item in shown["readouts"]}
+        assert values["gradient at the embeddings ÷ at the top"] == pytest.approx(norms[0] / norms[-1], rel=1e-5)
+        assert shown["status"]["label"] == result.status
+
+
+def test_postnorm_pins_the_stream_and_shrinks_the_gradient_prenorm_hands_it_down():
+    pre, post = (render("norm_placement", placement=placement, depth=24) for placement in ("pre", "post"))
+    assert post["marks"][0]["heights"][1:] == pytest.approx([1.0] * 24, abs=1e-4)  # the norm comes last in a block
+    assert pre["marks"][0]["heights"][-1] > 3  # nothing rescales a PreNorm stream
+    kept = {name: shown["readouts"][1]["value"] for name, shown in (("pre", pre), ("post", post))}
+    assert kept["pre"] > 1 > 2 * kept["post"]
+    assert (pre["status"]["label"], post["status"]["label"]) == ("HEALTHY", "VANISHING")

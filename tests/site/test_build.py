@@ -46,6 +46,13 @@ def test_every_nav_page_is_built(built_site, project_root):
         assert (built_site / html).is_file(), f"{page} was not built to {html}"
 
 
+def test_every_file_of_the_site_is_readable_by_any_user(built_site):
+    """A static host's server (or the GitHub Pages artifact) reads the files as another user than the build's."""
+    private = [str(path.relative_to(built_site)) for path in built_site.rglob("*")
+               if path.is_file() and not path.stat().st_mode & 0o004]
+    assert not private, f"files only their owner can read: {private[:10]}"
+
+
 def test_pages_load_nothing_from_another_origin(built_site):
     pages = sorted(built_site.rglob("*.html"))
     assert pages

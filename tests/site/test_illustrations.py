@@ -201,3 +201,16 @@ def test_report_sizes_and_render_times(rendered):
     for (name, scheme), (svg, seconds) in sorted(rendered.items()):
         width, height = size_px(svg)
         print(f"{name:28} {scheme:6} {width:4.0f}×{height:<4.0f} {len(svg):7d} {1000 * seconds:6.0f}")
+
+
+def test_every_static_figure_in_the_built_site_names_the_size_of_its_svg(built_site):
+    """An <img> without width and height has no place until it loads, and the text under it jumps (layout shift)."""
+    images = 0
+    for page in built_site.rglob("*.html"):
+        for tag in re.findall(r"<img [^>]*assets/figures/[^>]*>", page.read_text(encoding="utf-8")):
+            attributes = dict(re.findall(r'(\w+)="([^"]*)"', tag))
+            svg = ElementTree.parse(page.parent / attributes["src"].split("#")[0]).getroot()
+            width, height = (float(svg.get(name).removesuffix("pt")) / PT for name in ("width", "height"))
+            assert (int(attributes["width"]), int(attributes["height"])) == (round(width), round(height)), (page, tag)
+            images += 1
+    assert images > 20

@@ -83,3 +83,17 @@ def test_the_built_site_boots_from_precompiled_archives_that_the_manifest_checks
     assert json.loads((assets / manifest["lock"]["url"]).read_text())["packages"] == {}
     boot = (assets / "boot.js").read_text()
     assert json.dumps(manifest, separators=(",", ":")) in boot
+
+
+def test_the_cache_keeps_only_the_most_recent_folders_of_archives(tmp_path):
+    import os
+
+    for age, name in enumerate(["newest", "middle", "older", "oldest"]):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / precompiled.ENTRIES).write_text("{}")
+        os.utime(folder, (1_000_000 - age * 100, 1_000_000 - age * 100))
+    (tmp_path / "not-ours").mkdir()
+    deleted = precompiled.prune(tmp_path, keep=2)
+    assert sorted(path.name for path in deleted) == ["older", "oldest"]
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["middle", "newest", "not-ours"]

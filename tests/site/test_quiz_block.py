@@ -299,10 +299,10 @@ def test_a_predict_quiz_names_its_sandbox_the_values_to_reveal_and_quotes_the_bu
     ("text", "line", "message"),
     [
         (PREDICT.replace("/// sandbox | ablation_lab\ndepth: 6\n///\n", ""), 3,
-         "predict: place the sandbox this quiz is about right after it on the page"),
+         "predict: place the sandbox or training lab this quiz is about right after it on the page"),
         (PREDICT.replace("/// sandbox | ablation_lab", "/// figure | four_pillars\ncaption: A.\n///\n\n"
                          "/// sandbox | ablation_lab"), 3,
-         "predict: place the sandbox this quiz is about right after it on the page"),
+         "predict: place the sandbox or training lab this quiz is about right after it on the page"),
         (PREDICT.replace("  residual: false", "  residul: false"), 3,
          "predict: residul: is not a parameter of sandbox 'ablation_lab' (did you mean 'residual'?)"),
         (PREDICT.replace("depth: 24", "depth: 99"), 3, "predict: depth: must be between 1 and 24 (got 99)"),
@@ -320,3 +320,52 @@ def test_a_predict_mistake_names_its_line(text, line, message):
     error = error_of(text)
     assert str(error).startswith(f"docs/page.md:{line}: quiz 'Predict: what happens to the tokens without") \
         and message in str(error), str(error)
+    assert not re.search(r"(\w+): .*did you mean '\1'", str(error)), "a valid name with a bad value is no misspelling"
+
+
+PREDICT_TRAINER = """
+/// quiz | Predict: without positions, how many strings does the two-block model reverse?
+predict:
+  positional: none
+  steps: 600
+answers:
+  - text: Some.
+    correct: true
+    feedback: The mask still carries order.
+  - text: None.
+    feedback: Not so.
+///
+
+/// trainer
+depth: 2
+///
+"""
+
+
+def test_a_predict_quiz_before_a_training_lab_locks_the_lab_and_names_its_settings():
+    html = markdown.markdown(PREDICT_TRAINER, extensions=EXTENSIONS + ["build_scripts.markdown.trainer"])
+    form = re.search(r'<form class="quiz"[^>]*>', html).group(0)
+    assert "data-predict-trainer" in form and "data-predict-sandbox" not in form
+    assert 'data-predict="{&quot;positional&quot;:&quot;none&quot;,&quot;steps&quot;:600}"' in form
+    assert "unlock the training lab below" in html
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "message"),
+    [
+        (PREDICT_TRAINER.replace("positional: none", "positonal: none"), 3,
+         "predict: positonal: is not a training setting; valid: positional, residual, norm, causal_mask, depth, seed, "
+         "steps (did you mean 'positional'?)"),
+        (PREDICT_TRAINER.replace("steps: 600", "steps: 610"), 3, "predict: steps: must be between 20 and 600 (got 610)"),
+        (PREDICT_TRAINER.replace("The mask still carries order.", "'It reverses {{ live: generated }}.'"), 9,
+         "answer 1: {{ live: … }} quotes a readout of the sandbox after the quiz: add 'predict:' to the quiz, before "
+         "a sandbox (a training lab's numbers come only with the reader's run"),
+    ],
+    ids=["unknown-setting", "bad-steps", "live-quote"],
+)
+def test_a_predict_mistake_before_a_training_lab_names_its_line(text, line, message):
+    error = markdown_error(lambda source: markdown.markdown(
+        source, extensions=EXTENSIONS + ["build_scripts.markdown.trainer"]), text)
+    assert str(error).startswith(f"docs/page.md:{line}: quiz 'Predict: without positions") and message in str(error), \
+        str(error)
+    assert not re.search(r"(\w+): .*did you mean '\1'", str(error)), "a valid name with a bad value is no misspelling"
