@@ -25,7 +25,7 @@ ENGINE ?= mkdocs
 # too (`make build ENGINE=zensical`), so moving to it is a change of one variable.
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: help setup serve build test test-fast check test-stress bench chromium clean distclean move-old-caches \
+.PHONY: help setup serve build links test test-fast check test-stress bench chromium clean distclean move-old-caches \
         trained-weights
 
 help:  ## List the targets.
@@ -38,6 +38,9 @@ serve: setup  ## Build everything and serve the site on http://127.0.0.1:8000 wi
 
 build: setup  ## Build the static site into site/ (what a static host serves); ENGINE=zensical builds it with Zensical.
 	$(PY) -m build_scripts.pipeline build --engine $(ENGINE)
+
+links: build  ## Build, then check every internal link, anchor and image; list the external links (never fetched).
+	$(PY) -m build_scripts.pipeline links --engine $(ENGINE)
 
 test: setup chromium  ## Install what the tests need (Chromium too), then run the whole suite.
 	$(PY) -m pytest $(PYTEST_ARGS)

@@ -51,6 +51,13 @@ CORE_FILES = (
     "pyodide-lock.json",
 )
 
+#: The core files every boot of the site's classic worker loads from indexURL (pyodide.mjs is the module loader's twin).
+LOADER_FILES = ("pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm")
+#: The core files the worker may load: the loader's, and the standard library and lock when the build made no
+#: precompiled ones. runtime.json carries their integrity (pyodide.files), so the worker checks every byte of the
+#: runtime; numpy's wheel and ours come with their own.
+BOOT_FILES = (*LOADER_FILES, "python_stdlib.zip", "pyodide-lock.json")
+
 NPM_PYODIDE_DIR = PROJECT_ROOT / "node_modules" / "pyodide"
 DEFAULT_CACHE_DIR = CACHE_DIR / "pyodide-wheels"
 DEFAULT_RUNTIME_DIR = PROJECT_ROOT / "build" / "pyodide" / PYODIDE_VERSION
@@ -85,6 +92,15 @@ def sri_from_sha256(hex_digest: str) -> str:
 def sri_for_file(path: Path) -> str:
     """Return the Subresource Integrity string (`sha256-<base64>`) of a file."""
     return sri_from_sha256(file_sha256(path))
+
+
+def boot_file_integrity(directory: Path = NPM_PYODIDE_DIR) -> dict[str, str]:
+    """The Subresource Integrity string of each boot file in a runtime directory (the npm package's bytes are the
+    official release's, whichever host serves them)."""
+    missing = [name for name in BOOT_FILES if not (directory / name).is_file()]
+    if missing:
+        raise RuntimeSetupError(f"{directory} lacks {', '.join(missing)}: run `make setup`")
+    return {name: sri_for_file(directory / name) for name in BOOT_FILES}
 
 
 def read_official_lock(npm_dir: Path = NPM_PYODIDE_DIR) -> dict[str, Any]:

@@ -2,13 +2,14 @@
 site hosts it) the Pyodide runtime itself. Plain functions: the build pipeline (build_scripts.pipeline) calls them,
 under either engine.
 
-    <site>/assets/explainer/   sandbox.js, worker.js, render.js, protocol.js, cells.js, quiz.js, trainer.js, sandbox.css,
-                               cells.css, quiz.css, trainer.css, theme.json, runtime.json (render.js and sandbox.css with
-                               their generated parts: browser_files.py), editor.js (the bundled code editor)
-    <site>/assets/explainer/wheels/<sha256[:16]>/explainer-<version>-py3-none-any.whl
+    <site>/assets/explainer/   the page scripts and styles (PAGE_SCRIPTS, PAGE_STYLES), boot.js (with runtime.json
+                               written into it), worker.js, theme.json, runtime.json (render.js, sandbox.css and
+                               boot.js with their generated parts), editor.js (the bundled code editor)
+    <site>/assets/explainer/runtime/<digest>/   the precompiled standard library, lock and wheels (precompiled.py),
+                               or, when this Python cannot make them, wheels/<sha256[:16]>/explainer-<version>-….whl
     <site>/assets/pyodide/0.27.7/   the runtime, only with self_host
 
-The wheel's folder carries its hash, so a browser cache can never pair a new integrity string with an old wheel.
+The folders of the wheels carry their hash, so a browser cache can never pair a new integrity string with an old file.
 """
 
 import dataclasses
@@ -30,7 +31,9 @@ ASSET_DIR = "assets/explainer"  # site-relative
 PYODIDE_SITE_DIR = f"assets/pyodide/{pyodide_runtime.PYODIDE_VERSION}"
 # Scripts every page loads, in order (small; they fetch nothing until a page has a sandbox).
 # cells.js loads the code editor (editor.js, bundled by build_scripts/editor_bundle.py) only on pages with a cell.
-PAGE_SCRIPTS = ("render.js", "protocol.js", "runtime.js", "sandbox.js", "cells.js", "quiz.js", "trainer.js")
+# offline.js registers the service worker of offline reading (only where the build marked the pages for it).
+PAGE_SCRIPTS = ("render.js", "protocol.js", "runtime.js", "sandbox.js", "cells.js", "quiz.js", "trainer.js",
+                "offline.js")
 PAGE_STYLES = ("sandbox.css", "cells.css", "quiz.css", "trainer.css")
 BOOT_TIMEOUT_MS = 60_000
 BROWSER_DIR = Path(__file__).resolve().parent / "browser"
@@ -50,13 +53,15 @@ def link_or_copy(source, target) -> None:
         shutil.copy2(source, target)
 
 
-def runtime_manifest(wheel_file: dict, numpy_file: dict, self_host: bool, precompiled: dict | None = None) -> dict:
+def runtime_manifest(wheel_file: dict, numpy_file: dict, self_host: bool, boot_files: dict[str, str],
+                     precompiled: dict | None = None) -> dict:
     """runtime.json: where the worker finds Pyodide, numpy's wheel and ours (each {url, integrity}) and, when the build
-    made them, the standard library with bytecode and the small lock (build_scripts/precompiled.py). Relative URLs
-    are relative to runtime.json."""
+    made them, the standard library with bytecode and the small lock (build_scripts/precompiled.py); `boot_files`
+    is the integrity of each of Pyodide's own files the worker may fetch from indexURL. Relative URLs are relative to
+    runtime.json."""
     index_url = f"../pyodide/{pyodide_runtime.PYODIDE_VERSION}/" if self_host else pyodide_runtime.PYODIDE_CDN_URL
     return {
-        "pyodide": {"version": pyodide_runtime.PYODIDE_VERSION, "indexURL": index_url},
+        "pyodide": {"version": pyodide_runtime.PYODIDE_VERSION, "indexURL": index_url, "files": boot_files},
         "stdlib": precompiled["stdlib"] if precompiled else None,
         "lock": precompiled["lock"] if precompiled else None,
         "numpy": numpy_file,
@@ -173,7 +178,8 @@ def write_site_runtime(site_dir: Path, *, self_host: bool, runtime_dir: Path = p
         numpy_file = pyodide_runtime.numpy_entry()
         index_url = f"../pyodide/{pyodide_runtime.PYODIDE_VERSION}/" if self_host else pyodide_runtime.PYODIDE_CDN_URL
         numpy_file["url"] = index_url + numpy_file["url"]
-    manifest = runtime_manifest(wheel_file, numpy_file, self_host, precompiled)
+    boot_files = pyodide_runtime.boot_file_integrity(runtime_dir if self_host else pyodide_runtime.NPM_PYODIDE_DIR)
+    manifest = runtime_manifest(wheel_file, numpy_file, self_host, boot_files, precompiled)
     write_boot_script(site_dir, manifest)
     write_atomic(site_dir / ASSET_DIR / "runtime.json", json.dumps(manifest, indent=2) + "\n")
     return manifest

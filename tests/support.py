@@ -2,12 +2,15 @@
 
 import functools
 import http.server
+import io
 import os
 import shutil
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
+from urllib.parse import urlsplit
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
@@ -121,11 +124,27 @@ class SiteRequestHandler(http.server.SimpleHTTPRequestHandler):
     }
 
     extra_headers: dict[str, str] = {}
+    path_headers: dict[str, dict[str, str]] = {}  # URL path → headers for that file only
+    replaced: dict[str, bytes] = {}  # URL path → bytes served instead of the file (a tampered copy)
+    requests: list[tuple[str, int]] = []  # (URL path, status) of every request answered
 
     def end_headers(self):
-        for name, value in self.extra_headers.items():
+        for name, value in {**self.extra_headers, **self.path_headers.get(urlsplit(self.path).path, {})}.items():
             self.send_header(name, value)
         super().end_headers()
+
+    def send_head(self):
+        body = self.replaced.get(urlsplit(self.path).path)
+        if body is None:
+            return super().send_head()
+        self.send_response(200)
+        self.send_header("Content-Type", self.guess_type(urlsplit(self.path).path))
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        return io.BytesIO(body)
+
+    def log_request(self, code="-", size="-"):
+        self.requests.append((urlsplit(self.path).path, int(getattr(code, "value", code))))
 
     def log_message(self, format, *args):
         pass
@@ -137,11 +156,17 @@ CROSS_ORIGIN_ISOLATION = {"Cross-Origin-Opener-Policy": "same-origin", "Cross-Or
 
 class StaticSiteServer:
     """Serve a folder on 127.0.0.1 from a background thread; the port is known before anything is built into it.
-    `headers` are added to every response (e.g. CROSS_ORIGIN_ISOLATION)."""
+    `headers` are added to every response (e.g. CROSS_ORIGIN_ISOLATION), `path_headers` to one path's. `requests`
+    lists every (path, status) answered; a path put into `replaced` is answered with those bytes instead of its file."""
 
-    def __init__(self, root: Path, headers: dict[str, str] | None = None):
+    def __init__(self, root: Path, headers: dict[str, str] | None = None,
+                 path_headers: dict[str, dict[str, str]] | None = None):
         self.root = root
-        handler_class = type("Handler", (SiteRequestHandler,), {"extra_headers": dict(headers or {})})
+        self.requests: list[tuple[str, int]] = []
+        self.replaced: dict[str, bytes] = {}
+        handler_class = type("Handler", (SiteRequestHandler,), {
+            "extra_headers": dict(headers or {}), "path_headers": dict(path_headers or {}),
+            "requests": self.requests, "replaced": self.replaced})
         handler = functools.partial(handler_class, directory=str(root))
         self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self.url = f"http://127.0.0.1:{self._server.server_port}/"
@@ -150,6 +175,28 @@ class StaticSiteServer:
     def close(self):
         self._server.shutdown()
         self._server.server_close()
+
+    def served(self, suffix: str) -> int:
+        """How many requests for a path ending in `suffix` were answered."""
+        return sum(1 for path, _ in self.requests if path.endswith(suffix))
+
+
+def serve_copy(site: Path, folder: Path, **options) -> StaticSiteServer:
+    """A server of its own for a copy of a built site (hard links, so nothing is copied): another port than the
+    site's, and one a test may stop; `options` go to StaticSiteServer."""
+    shutil.copytree(site, folder, copy_function=os.link)
+    return StaticSiteServer(folder, **options)
+
+
+def wait_until(condition, page, message: str = "timed out", timeout_ms: int = 90_000):
+    """Poll a Python-side condition (a server's request log, Playwright's list of workers, what the page is asked)
+    until it holds; returns its value. The pause between two looks is Playwright's, not time.sleep: the sync API
+    processes its events and runs route handlers only while inside its calls."""
+    deadline = time.monotonic() + timeout_ms / 1000
+    while not (value := condition()):
+        assert time.monotonic() < deadline, message
+        page.wait_for_timeout(25)
+    return value
 
 
 def markdown_error(convert, text: str, path: str = "docs/page.md"):

@@ -1,7 +1,8 @@
 /* The one definition of the messages between the page (runtime.js) and the Pyodide worker (worker.js).
  *
  *   page → worker   {id, op, args}
- *       op "boot"    args: {manifest, base} (runtime.json's JSON, its URL)  value: {booted: true, interrupts: bool}
+ *       op "boot"    args: {manifest, base, revalidate}               value: {booted: true, interrupts: bool}
+ *                    (runtime.json's JSON, its URL, true on a retry's boot: ask the server again past caches)
  *       op "render"  args: {sandbox, params}                          value: the figure description
  *       op "run"     args: {code, session, setup, check}              value: {result, check}
  *       op "reset"   args: {session}                                  value: {reset: bool}

@@ -31,6 +31,12 @@
     return line.length > limit ? `${line.slice(0, limit - 1)}…` : line;
   }
 
+  /** Why a worker failed, from its error event's message: a script that failed to load has none (a 404 of
+   * worker.js, say); an error in a running one has. */
+  function workerError(message) {
+    return message ? `the worker crashed: ${firstLine(message)}` : "the worker script (worker.js) could not be loaded";
+  }
+
   function seconds(ms) {
     return `${Math.round(ms / 100) / 10} s`.replace(".0 s", " s");
   }
@@ -92,6 +98,7 @@
       this.nextId = 1;
       this.generation = 0;  // bumped whenever a worker is dropped: late events of an old worker are ignored
       this.views = new Set();
+      this.revalidate = false;  // set by retry(): see the boot's `revalidate` in README.md
     }
 
     subscribe(view) {
@@ -115,6 +122,7 @@
     retry() {
       this.dropWorker("the worker was stopped for a retry");
       this.state = "idle";
+      this.revalidate = true;  // the boot asks the server again rather than trust a cached copy of a bad file
       this.start();
     }
 
@@ -167,7 +175,8 @@
     spawn(options) {
       const name = `explainer-worker-${Math.random().toString(36).slice(2)}-${Date.now()}`;
       this.attach(new Worker(WORKER_URL, {name}));
-      return this.call(OPS.BOOT, {manifest: this.source.raw, base: this.source.base}, options);
+      return this.call(OPS.BOOT, {manifest: this.source.raw, base: this.source.base, revalidate: this.revalidate},
+        options);
     }
 
     /** Take over the worker boot.js started: its boot request becomes ours, and what it said meanwhile is replayed. */
@@ -175,9 +184,7 @@
       const reply = this.track(early.bootId, options);
       this.attach(early.worker);
       for (const message of early.messages) this.receive(message);
-      if (early.error !== null) {
-        this.lose(`the worker could not be started or crashed${early.error ? `: ${firstLine(early.error)}` : ""}`);
-      }
+      if (early.error !== null) this.lose(workerError(early.error));
       return {id: early.bootId, reply};
     }
 
@@ -185,9 +192,7 @@
       worker.onmessage = (event) => worker === this.worker && this.receive(event.data);
       worker.onerror = (event) => {
         event.preventDefault();
-        if (worker !== this.worker) return;
-        const detail = event.message ? `: ${firstLine(event.message)}` : "";
-        this.lose(`the worker could not be started or crashed${detail}`);
+        if (worker === this.worker) this.lose(workerError(event.message));
       };
       worker.onmessageerror = () => worker === this.worker && this.lose("a message from the worker could not be read");
       this.worker = worker;
@@ -246,6 +251,12 @@
       if (Protocol.isProgress(message)) {
         if (call.options.idleTimeoutMs) this.arm(message.id, call.options.idleTimeoutMs);
         if (call.options.onProgress) call.options.onProgress(message.progress);
+        return;
+      }
+      if (message.ok === false && message.error && message.error.fatal) {
+        // Python died under this request: the worker is closing. This request is the cause (a sandbox waits for
+        // its reader instead of sending the same values to the next worker); the others go on on a fresh one.
+        this.stopFor(message.id, `Python crashed (${firstLine(message.error.message).split(". ")[0]})`);
         return;
       }
       clearTimeout(call.timer);

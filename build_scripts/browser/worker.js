@@ -1,9 +1,10 @@
-/* The Pyodide worker: one per visit, started by runtime.js, speaking the messages defined in protocol.js.
+/* The Pyodide worker: one per visit, started by boot.js or runtime.js, speaking the messages defined in protocol.js.
  *
  * boot    resolves the manifest it is sent (runtime.json's JSON and URL), then loads the runtime (pyodide.js from
- *         manifest.pyodide.indexURL), numpy's wheel and the explainer wheel (each fetched with Subresource Integrity,
- *         unpacked into site-packages; see loadRuntime); with cross-origin isolation it also sets Pyodide's interrupt
- *         buffer and hands it to the page, so a runaway cell can be stopped without losing the worker.
+ *         manifest.pyodide.indexURL), numpy's wheel and the explainer wheel (unpacked into site-packages; see
+ *         loadRuntime); with cross-origin isolation it also sets Pyodide's interrupt buffer and hands it to the page,
+ *         so a runaway cell can be stopped without losing the worker. Every file of the boot is checked, and a failed
+ *         download is named (see "downloads" below).
  * render  explainer.sandbox.render_json(sandbox, params).
  * run     explainer.live.run_cell_json: a reader's code cell; its output streams back as progress messages.
  * reset   forgets a cell session's variables.
@@ -51,28 +52,178 @@ function isFatal(error) {
 }
 
 function failWith(id, error, kind = "exception") {
-  post(Protocol.failure(id, {kind, message: firstLine(error), detail: String((error && error.stack) || error)}));
-  if (isFatal(error)) self.close();
+  const fatal = isFatal(error);  // the page then blames this request for the worker's end (runtime.js)
+  post(Protocol.failure(id, {kind, message: firstLine(error), detail: String((error && error.stack) || error), fatal}));
+  if (fatal) self.close();
+}
+
+// ---- downloads: every file of the boot checked, every failure named -------------------------------------------------
+//
+// The browser reports a download refused for its checksum, an HTTP error and a lost connection alike ("Failed to
+// fetch"), and Pyodide waits forever for a .wasm that did not arrive. So every fetch goes through checkedFetch: it adds
+// the integrity the manifest gives (pyodide.files for Pyodide's own files under indexURL, the lock's, and the stdlib,
+// numpy and wheel entries), and during the boot a failure is asked about once more, without the check and past every
+// cache (and every service worker), to say which it was. A stage ends at the first failure of one of its files,
+// naming it. Pyodide's two scripts are fetched and checked the same way, then run from those bytes (a blob: URL):
+// importScripts alone cannot check an integrity.
+
+const nativeFetch = self.fetch.bind(self);
+const nativeImportScripts = self.importScripts.bind(self);
+const downloads = {
+  indexURL: "",
+  stages: new Map(),  // absolute URL → boot stage, for the manifest's own files
+  integrity: new Map(),  // absolute URL → Subresource Integrity of a file the boot may fetch
+  scripts: new Map(),  // absolute URL → blob: URL of a script fetched and checked, for importScripts
+  failures: [],  // {url, kind, detail} of the boot's failed downloads, in order
+  listeners: new Set(),
+  revalidate: false,  // a retry: ask the server again instead of trusting the HTTP cache
+};
+
+function fileName(url) {
+  return decodeURIComponent(new URL(url).pathname.split("/").pop());
+}
+
+/** Which boot stage a file belongs to: the manifest's files by their entry, anything else under indexURL the
+ * runtime's; null for a file that is not the boot's. */
+function stageOf(url) {
+  if (downloads.stages.has(url)) return downloads.stages.get(url);
+  return downloads.indexURL && url.startsWith(downloads.indexURL) ? "runtime" : null;
+}
+
+/** Learn the boot's files from the resolved manifest: their stages, their integrity, and whether to revalidate. */
+function expectFiles(manifest, revalidate) {
+  const indexURL = manifest.pyodide.indexURL;
+  downloads.indexURL = indexURL;
+  downloads.revalidate = Boolean(revalidate);
+  for (const [name, integrity] of Object.entries(manifest.pyodide.files || {})) {
+    downloads.integrity.set(new URL(name, indexURL).href, integrity);
+  }
+  const files = {stdlib: "runtime", lock: "runtime", numpy: "numpy", wheel: "explainer"};
+  for (const [entry, stageName] of Object.entries(files)) {
+    const file = manifest[entry];
+    if (!file) continue;
+    downloads.stages.set(file.url, stageName);
+    if (file.integrity) downloads.integrity.set(file.url, file.integrity);
+  }
+}
+
+function noteFailure(url, kind, detail = "") {
+  if (python || !stageOf(url)) return;  // only the boot's own files
+  const failure = {url, kind, detail};
+  downloads.failures.push(failure);
+  for (const listener of downloads.listeners) listener(failure);
+}
+
+async function digestOf(buffer) {
+  const bytes = new Uint8Array(await crypto.subtle.digest("SHA-256", buffer));
+  return "sha256-" + btoa(String.fromCharCode(...bytes));
+}
+
+/** Why a checked download failed: asked once more, without the check, bypassing the HTTP cache and service worker. */
+async function whyFailed(url, integrity) {
+  let response;
+  try {
+    response = await nativeFetch(url, {cache: "no-store"});
+  } catch (error) {
+    return ["network"];
+  }
+  if (!response.ok) return ["http", response.status];
+  if (!integrity) return ["network"];
+  if (self.crypto && crypto.subtle && (await digestOf(await response.arrayBuffer())) === integrity) {
+    return ["network"];  // the bytes are right now: the first attempt broke off
+  }
+  return ["checksum"];
+}
+
+async function checkedFetch(input, init) {
+  const url = new URL(input instanceof Request ? input.url : String(input), self.location.href).href;
+  const options = {...init};
+  const integrity = options.integrity || downloads.integrity.get(url) || "";
+  if (integrity) options.integrity = integrity;
+  if (integrity && downloads.revalidate) options.cache = "no-cache";
+  let response;
+  try {
+    response = await nativeFetch(input, options);
+  } catch (error) {
+    if (!python && stageOf(url)) noteFailure(url, ...(await whyFailed(url, integrity)));
+    throw error;
+  }
+  const type = response.headers.get("content-type") || "";
+  if (!response.ok) noteFailure(url, "http", response.status);
+  else if (url.endsWith(".wasm") && !type.startsWith("application/wasm")) noteFailure(url, "type", type || "nothing");
+  return response;
+}
+self.fetch = checkedFetch;
+
+/** Start downloading a file of the manifest now (checkedFetch adds its integrity); the promise is of its bytes. A
+ * failure is reported by the stage that needs the file, not as an unhandled rejection. */
+function download(url) {
+  const bytes = fetch(url).then((response) => {
+    if (!response.ok) throw new Error(`HTTP ${response.status} for ${url}`);
+    return response.arrayBuffer();
+  });
+  bytes.catch(() => {});
+  return bytes;
+}
+
+/** A script fetched and checked by checkedFetch, as a blob: URL importScripts can run. */
+async function checkedScript(url) {
+  const script = URL.createObjectURL(new Blob([await download(url)], {type: "text/javascript"}));
+  downloads.scripts.set(url, script);
+  return script;
+}
+self.importScripts = (...urls) => nativeImportScripts(
+  ...urls.map((url) => downloads.scripts.get(new URL(url, self.location.href).href) || url));
+
+/** A failed download as the reader reads it: what did not load, which file, why. */
+function describeFailure({url, kind, detail}, label) {
+  const file = fileName(url);
+  if (kind === "checksum") return `${label} did not match its checksum (${file}), so it was not used`;
+  if (kind === "http") return `${label} could not be downloaded: ${file} answered HTTP ${detail}`;
+  if (kind === "type") return `${label} could not start: ${file} was served as ${detail}, not application/wasm`;
+  return `${label} could not be downloaded: ${file} got no answer`;
+}
+
+function firstFailureOf(stageName) {
+  return downloads.failures.find((failure) => stageOf(failure.url) === stageName) || null;
 }
 
 // ---- boot ------------------------------------------------------------------------------------------------------------
 
 class StageError extends Error {
   constructor(stage, cause) {
-    super(`loading ${Protocol.STAGE_LABELS[stage]} failed (${firstLine(cause)})`);
+    const label = Protocol.STAGE_LABELS[stage];
+    const failure = firstFailureOf(stage);
+    super(failure ? describeFailure(failure, label) : `loading ${label} failed (${firstLine(cause)})`);
     this.stage = stage;
+    this.file = failure ? fileName(failure.url) : null;
     this.detail = String((cause && cause.stack) || cause);
   }
+}
+
+/** Rejects as soon as one of the stage's files has failed (Pyodide may otherwise wait forever). */
+function failedDownload(name) {
+  let listener;
+  const promise = new Promise((_, reject) => {
+    listener = (failure) => stageOf(failure.url) === name && reject(new Error(`${failure.url} failed`));
+    if (firstFailureOf(name)) listener(firstFailureOf(name));
+    downloads.listeners.add(listener);
+  });
+  promise.catch(() => {});
+  return {promise, stop: () => downloads.listeners.delete(listener)};
 }
 
 async function stage(id, name, work) {
   const [start, end] = STAGE_SPAN[name];
   post(Protocol.stageProgress(id, name, "start", start));
+  const failed = failedDownload(name);
   let result;
   try {
-    result = await work();
+    result = await Promise.race([work(), failed.promise]);
   } catch (error) {
     throw new StageError(name, error);
+  } finally {
+    failed.stop();
   }
   post(Protocol.stageProgress(id, name, "done", end));
   return result;
@@ -95,19 +246,6 @@ function entryPoints(pyodide) {
   };
 }
 
-/** Start downloading a file of the manifest ({url, integrity}) now; the promise is of its bytes. A failure is reported
- * by the stage that needs the file, not as an unhandled rejection. */
-function download({url, integrity}, what) {
-  const bytes = fetch(url, integrity ? {integrity} : {}).then((response) => {
-    if (!response.ok) throw new Error(`${what} could not be downloaded (HTTP ${response.status} for ${url})`);
-    return response.arrayBuffer();
-  }, () => {
-    throw new Error(`${what} could not be downloaded, or did not match its checksum (${url})`);
-  });
-  bytes.catch(() => {});
-  return bytes;
-}
-
 /** Unpack a wheel into site-packages and tell that folder's finder (only it: invalidating every finder makes the
  * standard library's zipimporter re-read its whole directory, a few hundred ms). */
 function installWheel(pyodide, buffer) {
@@ -127,24 +265,29 @@ if finder is not None:
  * at once, in parallel with the interpreter's start; the standard library and the wheels come with bytecode for what
  * the lessons import (build_scripts/precompiled.py), so Python unmarshals instead of compiling; numpy is unpacked from
  * its wheel and imported, which links the 3 of its 19 libraries that `import numpy` needs (loadPackage would link all).
- * Every file is checked: ours and numpy's by Subresource Integrity (numpy's hash is the official lock's), the
- * standard library too when the build precompiled it.
+ * Every file is checked by Subresource Integrity (checkedFetch): Pyodide's own by pyodide.files, numpy's by the
+ * official lock's hash, ours, and the standard library and lock when the build precompiled them.
  */
-async function loadRuntime(id, manifest) {
+async function loadRuntime(id, manifest, revalidate) {
+  expectFiles(manifest, revalidate);
   const indexURL = manifest.pyodide.indexURL;
-  const stdlib = manifest.stdlib && download(manifest.stdlib, "the standard library");
-  const numpy = download(manifest.numpy, "numpy's wheel");
-  const wheel = download(manifest.wheel, "the explainer package");
+  const stdlib = manifest.stdlib && download(manifest.stdlib.url);
+  const numpy = download(manifest.numpy.url);
+  const wheel = download(manifest.wheel.url);
   const pyodide = await stage(id, "runtime", async () => {
-    try {
-      importScripts(indexURL + "pyodide.js");
-    } catch (error) {  // the browser's own message is long and names the API, not the problem
-      throw new Error(`${indexURL}pyodide.js could not be loaded`);
-    }
+    // pyodide.js loads pyodide.asm.js with importScripts: both are fetched and checked first (see "downloads").
+    const [loader] = await Promise.all([checkedScript(indexURL + "pyodide.js"),
+      checkedScript(indexURL + "pyodide.asm.js")]);
     const options = {indexURL};
     if (stdlib) options.stdLibURL = URL.createObjectURL(new Blob([await stdlib]));  // the checked bytes, not a refetch
     if (manifest.lock) options.lockFileURL = manifest.lock.url;
-    return self.loadPyodide(options);
+    try {
+      nativeImportScripts(loader);
+      return await self.loadPyodide(options);
+    } finally {
+      for (const script of downloads.scripts.values()) URL.revokeObjectURL(script);
+      downloads.scripts.clear();
+    }
   });
   await stage(id, "numpy", async () => {
     installWheel(pyodide, await numpy);
@@ -161,9 +304,9 @@ async function loadRuntime(id, manifest) {
   });
 }
 
-async function boot(id, {manifest, base}) {
+async function boot(id, {manifest, base, revalidate = false}) {
   if (!booting) {
-    booting = Promise.resolve().then(() => loadRuntime(id, Protocol.resolveManifest(manifest, base)))
+    booting = Promise.resolve().then(() => loadRuntime(id, Protocol.resolveManifest(manifest, base), revalidate))
       .then((entries) => {
         python = entries;
       });
@@ -172,8 +315,8 @@ async function boot(id, {manifest, base}) {
     await booting;
     post(Protocol.success(id, {booted: true, interrupts: interruptBuffer !== null, interruptBuffer}));
   } catch (error) {
-    post(Protocol.failure(id, {kind: "runtime", stage: error.stage || null, message: firstLine(error),
-      detail: error.detail || String(error.stack || error)}));
+    post(Protocol.failure(id, {kind: "runtime", stage: error.stage || null, file: error.file || null,
+      message: firstLine(error), detail: error.detail || String(error.stack || error)}));
   }
 }
 

@@ -16,3 +16,5 @@ class ExplainerConfig(Config):
     self_host = c.Type(bool, default=DEFAULTS.self_host)
     cache_dir = c.Type(str, default=DEFAULTS.cache_dir)
     workers = c.Type(int, default=DEFAULTS.workers)
+    offline = c.Type(bool, default=DEFAULTS.offline)
+    csp = c.Type(bool, default=DEFAULTS.csp)

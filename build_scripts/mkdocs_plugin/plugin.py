@@ -14,7 +14,7 @@ from build_scripts.markdown._blocks import MarkdownSourceError, error_line
 from build_scripts.mkdocs_plugin.config import ExplainerConfig
 from build_scripts.pipeline.config import PipelineConfig, Site, SiteConfigError, check_site
 from build_scripts.pipeline.preview import LastGoodPages, LastGoodSite, show_banner
-from build_scripts.pipeline.publish import package_data, publish, render_figures
+from build_scripts.pipeline.publish import PageError, package_data, publish, render_figures
 from build_scripts.pipeline.scan import scan_page
 from build_scripts.pyodide_runtime import RuntimeSetupError
 from build_scripts.trained_weights import ExportMismatch
@@ -55,10 +55,11 @@ class ExplainerPlugin(BasePlugin[ExplainerConfig]):
             self.last_site.remove()
 
     def on_config(self, config):
-        self.site = Site(Path(config.config_file_path).resolve(), Path(config.docs_dir), Path(config.site_dir),
-                         PipelineConfig(**dict(self.config)), tuple(config.markdown_extensions),
-                         tuple(str(script) for script in config.extra_javascript), tuple(config.extra_css))
         try:
+            self.site = Site(Path(config.config_file_path).resolve(), Path(config.docs_dir), Path(config.site_dir),
+                             PipelineConfig(**dict(self.config)), tuple(config.markdown_extensions),
+                             tuple(str(script) for script in config.extra_javascript), tuple(config.extra_css),
+                             site_url=config.site_url or "")
             check_site(self.site)
         except SiteConfigError as error:
             raise PluginError(error_line(error)) from None
@@ -100,8 +101,9 @@ class ExplainerPlugin(BasePlugin[ExplainerConfig]):
             figures = [name for name in sorted({job.file_name for job in self.figure_jobs})
                        if (self.site.cache_dir / name).is_file()]  # the others drew: show them
         try:
-            manifest = publish(self.site, figures, Path(config.site_dir), log.info)
-        except RuntimeSetupError as error:
+            manifest = publish(self.site, figures, Path(config.site_dir), log.info,
+                               serving=self.preview is not None)
+        except (RuntimeSetupError, PageError) as error:
             raise PluginError(error_line(error)) from None
         if self.preview:
             self.last_site = self.last_site or LastGoodSite(Path(config.site_dir))

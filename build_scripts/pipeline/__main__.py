@@ -4,6 +4,8 @@
     serve     preview with live reload on --dev-addr
     check     mkdocs.yml, the nav and every block of every page, without writing a site
     publish   render the pages' figures and write them and the live runtime into an already built site
+    links     check every internal link, anchor and image of the built site; list the external links
+    csp       print the Content-Security-Policy headers of the built site (pages, and the Pyodide worker)
 
 Errors are one line each (`docs/lessons/x.md:42: …`), never a traceback; long steps report their progress.
 """
@@ -38,6 +40,38 @@ def _publish(site, site_dir: Path) -> None:
     publish(site, site_figures(site, _stderr), site_dir, _stderr)
 
 
+def _links(site) -> None:
+    from build_scripts.pipeline.links import check_links
+    from build_scripts.pipeline.engines import BuildError
+
+    report = check_links(_built(site), site.site_url)
+    print(report.summary())
+    if report.broken:
+        raise BuildError(f"explainer: {len(report.broken)} broken links in {site.shown(site.site_dir)}/ (listed above)")
+
+
+def _csp(site) -> None:
+    import json
+
+    from build_scripts.pipeline import csp
+    from build_scripts.pipeline.pages import read_page, site_pages
+    from build_scripts.site_runtime import ASSET_DIR
+
+    site_dir = _built(site)
+    pages = [read_page(site_dir, path) for path in site_pages(site_dir)]
+    manifest = site_dir / ASSET_DIR / "runtime.json"
+    worker = csp.worker_policy(json.loads(manifest.read_text())) if manifest.is_file() else None
+    print(csp.describe(csp.page_policy(pages), worker, site_dir))
+
+
+def _built(site) -> Path:
+    from build_scripts.pipeline.engines import BuildError
+
+    if not (site.site_dir / "index.html").is_file():
+        raise BuildError(f"explainer: no site in {site.shown(site.site_dir)}/: run `make build` first")
+    return site.site_dir
+
+
 def run_mkdocs(command: str, config_file: Path, dev_addr: str) -> None:
     """Hand the process over to MkDocs: its explainer plugin runs the pipeline. The preview is not strict: a warning
     (a broken link while writing) is printed, and would otherwise stop every rebuild until fixed, as it does not in
@@ -60,6 +94,10 @@ def run(arguments: argparse.Namespace) -> None:
         engines.serve_with_zensical(site, arguments.dev_addr, _stderr)
     elif arguments.command == "check":
         _check(site)
+    elif arguments.command == "links":
+        _links(site)
+    elif arguments.command == "csp":
+        _csp(site)
     else:
         _publish(site, arguments.site_dir or site.site_dir)
 
@@ -68,8 +106,8 @@ def parser() -> argparse.ArgumentParser:
     """The command line's options."""
     parser = argparse.ArgumentParser(prog="python -m build_scripts.pipeline", description=__doc__.split("\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
-                                     epilog="\n".join(__doc__.split("\n")[2:7]))
-    parser.add_argument("command", choices=("build", "serve", "check", "publish"))
+                                     epilog="\n".join(__doc__.split("\n")[2:9]))
+    parser.add_argument("command", choices=("build", "serve", "check", "publish", "links", "csp"))
     parser.add_argument("--engine", choices=ENGINES, default="mkdocs", help="the site engine (default: mkdocs)")
     parser.add_argument("--config-file", "-f", type=Path, default=Path("mkdocs.yml"),
                         help="the site's configuration (default: mkdocs.yml in the current folder, as both engines)")

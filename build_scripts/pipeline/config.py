@@ -58,6 +58,21 @@ class PipelineConfig:
     workers: int = 0
     """Processes that render static figures in parallel; 0 means one per CPU core."""
 
+    offline: bool = False
+    """Offline reading: a service worker (sw.js at the site's root) keeps the pages a reader visits and, once they
+    have used a live figure or cell, the Python runtime, so a second visit works without a network. Needs
+    self_host (the worker keeps only the site's own files). Off under `serve`."""
+
+    csp: bool = True
+    """Write a Content-Security-Policy into every page (a <meta http-equiv> tag): scripts only from the site itself
+    and the inline scripts the pages hold, by their hashes; nothing from another origin. Off under `serve` (its
+    live-reload script is inline)."""
+
+    def __post_init__(self):
+        if self.offline and not (self.self_host and self.enabled):
+            raise SiteConfigError(f"mkdocs.yml: plugins: {PLUGIN}: offline: true needs self_host: true (the service "
+                                  f"worker keeps only the site's own files, and the runtime must be one of them)")
+
     @classmethod
     def from_options(cls, options: dict | None) -> "PipelineConfig":
         """Check the options as written in mkdocs.yml; an unknown name or a wrong type is a SiteConfigError."""
@@ -86,6 +101,7 @@ class Site:
     extra_javascript: tuple[str, ...] = ()
     extra_css: tuple[str, ...] = ()
     nav: list | None = field(default=None, compare=False)
+    site_url: str = ""  # where the site will be served (mkdocs.yml's site_url: SITE_URL when set)
 
     @property
     def root(self) -> Path:
@@ -148,7 +164,8 @@ def read_site(config_file: Path = CONFIG_FILE) -> Site:
     root = config_file.parent
     return Site(config_file, root / config.get("docs_dir", "docs"), root / config.get("site_dir", "site"),
                 PipelineConfig.from_options(options), _names(config.get("markdown_extensions")),
-                _names(config.get("extra_javascript")), _names(config.get("extra_css")), config.get("nav"))
+                _names(config.get("extra_javascript")), _names(config.get("extra_css")), config.get("nav"),
+                config.get("site_url") or "")
 
 
 def page_assets() -> tuple[list[str], list[str]]:

@@ -19,14 +19,14 @@ from build_scripts.markdown._blocks import FIGURE_DIR, MarkdownSourceError, erro
 from build_scripts.pipeline.config import Site, SiteConfigError, check_site
 from build_scripts._files import CODE_DIRS
 from build_scripts.pipeline.preview import LastGoodPages
-from build_scripts.pipeline.publish import link_figures, publish, reporter, site_figures
+from build_scripts.pipeline.publish import PageError, link_figures, publish, reporter, site_figures
 from build_scripts.pipeline.scan import check_nav
 from build_scripts.pyodide_runtime import RuntimeSetupError
 from build_scripts.site_runtime import ASSET_DIR
 from build_scripts.trained_weights import ExportMismatch
 
 # What a build can get wrong in the author's input (or the set-up): one line each, never a traceback.
-AUTHOR_ERRORS = (MarkdownSourceError, FigureError, SiteConfigError, RuntimeSetupError, ExportMismatch)
+AUTHOR_ERRORS = (MarkdownSourceError, FigureError, SiteConfigError, RuntimeSetupError, ExportMismatch, PageError)
 KEEPER_INTERVAL = 0.5  # seconds between two looks of the serve keeper at the sources and the site
 
 
@@ -107,7 +107,7 @@ class SiteKeeper(threading.Thread):
             except SiteConfigError as error:
                 self.emit(error_line(error))
             try:
-                publish(self.site, self.figures, emit=self.emit)
+                publish(self.site, self.figures, emit=self.emit, serving=True)
             except RuntimeSetupError as error:
                 self.emit(error_line(error))
 

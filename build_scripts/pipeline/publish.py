@@ -19,7 +19,9 @@ from build_scripts._files import code_digest, write_atomic
 from build_scripts.figures.jobs import FigureJob, render_all
 from build_scripts.figures.theme import PT
 from build_scripts.markdown._blocks import FIGURE_DIR
+from build_scripts.pipeline import csp, offline
 from build_scripts.pipeline.config import Site
+from build_scripts.pipeline.pages import PageError, insert_head_tags, read_page, site_pages
 from build_scripts.progress import Progress
 
 # A static figure's <img>: its file under assets/figures/ and the rest of the tag (see size_figure_images).
@@ -108,14 +110,45 @@ def size_figure_images(site_dir: Path) -> None:
             write_atomic(page, new)
 
 
+def finish_pages(site: Site, site_dir: Path, manifest: dict | None) -> None:
+    """What the pipeline adds to the pages and the site's root once everything else is in place: the
+    Content-Security-Policy in every page (csp.py) and, for offline reading, sw.js and the mark that registers it
+    (offline.py). PageError names a page that cannot take them."""
+    if not (site.options.csp or site.options.offline):
+        return
+    paths = site_pages(site_dir)
+    pages = [read_page(site_dir, path) for path in paths]
+    tags = {page.path: [] for page in pages}
+    if site.options.csp:
+        tag = csp.meta_tag(csp.page_policy(pages))
+        for page in pages:
+            tags[page.path].append(tag)
+    if site.options.offline and manifest:
+        offline.write_service_worker(site_dir, pages, manifest, site.site_url)
+        for page in pages:
+            mark = offline.page_mark(page)
+            if mark:
+                tags[page.path].append(mark)
+    for path, page in zip(paths, pages):
+        html = path.read_text(encoding="utf-8")
+        finished = insert_head_tags(html, tags[page.path], page.path)
+        if finished != html:
+            write_atomic(path, finished)
+
+
 def publish(site: Site, figure_files: list[str], site_dir: Path | None = None,
-            emit: Callable[[str], None] | None = None) -> dict | None:
+            emit: Callable[[str], None] | None = None, serving: bool = False) -> dict | None:
     """Write our part into a built site (mkdocs.yml's site_dir unless given): figures, page code and, unless the
-    pipeline is disabled, the live runtime. Returns the runtime manifest (None when disabled)."""
+    pipeline is disabled, the live runtime; then, unless `serving` (a live preview), the pages' policy and offline
+    reading. Returns the runtime manifest (None when disabled)."""
     site_dir = site_dir or site.site_dir
     link_figures(site, figure_files, site_dir)
     size_figure_images(site_dir)
     site_runtime.copy_browser_files(site_dir)
-    if not site.options.enabled:
-        return None
-    return site_runtime.write_site_runtime(site_dir, self_host=site.options.self_host, progress=reporter(emit))
+    manifest = None
+    if site.options.enabled:
+        manifest = site_runtime.write_site_runtime(site_dir, self_host=site.options.self_host,
+                                                   progress=reporter(emit))
+    if not serving:
+        finish_pages(site, site_dir, manifest)
+    return manifest

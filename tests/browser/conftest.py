@@ -2,6 +2,12 @@
 
 Every test gets a fresh browser profile. Requests to any other origin are aborted (the tests never touch the network)
 and recorded, so a test can assert that a page asked for nothing outside the site.
+
+`browser` is a test harness: service workers are blocked (a request is then always the page's own, which
+`page.route` sees) and the pages' Content-Security-Policy is bypassed (Playwright's wait_for_function evaluates its
+predicate as a string, which the policy forbids). `reader` is a browser as a reader has it: service workers on, the
+policy enforced, no request routing (so the HTTP cache works); tests using it wait with `expect` and plain
+evaluations (tests/browser/test_offline.py, test_security.py, test_addresses.py).
 """
 
 import shutil
@@ -40,18 +46,19 @@ class BrowserSession:
         assert not self.off_origin_requests, f"requests to other origins: {self.off_origin_requests}"
 
 
+def launch(playwright, profile, **options):
+    """A persistent Chromium context (Debian's chromium, never a downloaded one)."""
+    executable = shutil.which("chromium")
+    assert executable, "Debian chromium is not installed: run `make test`, which installs it"
+    return playwright.chromium.launch_persistent_context(
+        str(profile), executable_path=executable, headless=True, args=CHROMIUM_FLAGS,
+        viewport={"width": 1280, "height": 900}, **options)
+
+
 @pytest.fixture
 def browser(playwright_instance, site_url, tmp_path):
     """A fresh Chromium profile with one open page, guarded against network access outside the site."""
-    executable = shutil.which("chromium")
-    assert executable, "Debian chromium is not installed: run `make test`, which installs it"
-    context = playwright_instance.chromium.launch_persistent_context(
-        str(tmp_path / "profile"),
-        executable_path=executable,
-        headless=True,
-        args=CHROMIUM_FLAGS,
-        viewport={"width": 1280, "height": 900},
-    )
+    context = launch(playwright_instance, tmp_path / "profile", service_workers="block", bypass_csp=True)
     page = context.pages[0] if context.pages else context.new_page()
     session = BrowserSession(page)
     site_origin = urlsplit(site_url).netloc
@@ -85,3 +92,41 @@ def test_page(built_site):
     yield place
     for path in written:
         path.unlink(missing_ok=True)
+
+
+# Collects the page's Content-Security-Policy violations (injected by Playwright, so the policy does not apply to it).
+CSP_LISTENER = """window.__violations = [];
+document.addEventListener("securitypolicyviolation", (event) => window.__violations.push(
+  `${event.violatedDirective}: ${event.blockedURI || "inline"} ${event.sample || ""}`.trim()));"""
+
+
+@dataclass
+class Reader:
+    """A browser as a reader has it; `requests` holds every request the context saw (pages, workers, service
+    worker), `violations()` the current page's Content-Security-Policy violations."""
+
+    context: object
+    page: object
+    requests: list = field(default_factory=list)
+    console_errors: list = field(default_factory=list)
+
+    def violations(self) -> list[str]:
+        return self.page.evaluate("window.__violations")
+
+    def other_origins(self, site: str) -> list[str]:
+        return [url for url in self.requests if urlsplit(url).scheme in ("http", "https")
+                and urlsplit(url).netloc != urlsplit(site).netloc]
+
+
+@pytest.fixture
+def reader(playwright_instance, tmp_path):
+    """A fresh Chromium profile as a reader's: service workers allowed, the pages' policy enforced, nothing routed."""
+    context = launch(playwright_instance, tmp_path / "reader-profile", service_workers="allow")
+    context.add_init_script(CSP_LISTENER)
+    page = context.pages[0] if context.pages else context.new_page()
+    session = Reader(context, page)
+    context.on("request", lambda request: session.requests.append(request.url))
+    page.on("console", lambda message: message.type == "error" and session.console_errors.append(message.text))
+    page.on("pageerror", lambda error: session.console_errors.append(str(error)))
+    yield session
+    context.close()

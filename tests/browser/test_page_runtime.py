@@ -21,7 +21,7 @@ from build_scripts.browser_files import site_files
 from build_scripts.markdown.sandbox import Placement, sandbox_html
 from explainer import figure as fig
 from explainer.sandbox import Choice, FloatParam, IntParam, Sandbox, Toggle, registry
-from support import StaticSiteServer
+from support import StaticSiteServer, wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -276,15 +276,6 @@ def fake_log(page, op: str | None = None) -> list[dict]:
 
 def point_x(page, selector: str = FIRST) -> float:
     return float(page.locator(f"{selector} svg g[data-mark=point]").get_attribute("data-x"))
-
-
-def wait_until(condition, page, message: str, timeout_ms: int = TIMEOUT) -> None:
-    """Poll a Python-side condition (e.g. Playwright's list of workers, updated by events) until it holds."""
-    for _ in range(timeout_ms // 25):
-        if condition():
-            return
-        page.wait_for_timeout(25)  # lets Playwright process the events that update what `condition` reads
-    assert condition(), message
 
 
 def go_live(page, url: str, selector: str = FIRST) -> None:
@@ -555,7 +546,7 @@ def test_a_boot_past_the_manifest_timeout_stops_the_worker_and_retry_recovers(br
     wait_state(page, FIRST, "error")
     status = page.locator(f"{FIRST} .sandbox__status").inner_text()
     assert "took longer than 0.8 s" in status, status
-    wait_until(lambda: page.workers == [], page, "a timed-out worker is terminated")
+    wait_until(lambda: page.workers == [], page, "a timed-out worker is terminated", TIMEOUT)
 
     site.fake()
     page.get_by_role("button", name="Retry").click()
@@ -700,7 +691,7 @@ def test_a_worker_that_dies_mid_render_is_reported_and_a_fresh_one_takes_over_wi
                            timeout=TIMEOUT)
     wait_state(page, FIRST, "live")
     assert page.evaluate("window.__sameDocument") is True, "no page reload"
-    wait_until(lambda: len(page.workers) == 1, page, "exactly one worker remains")
+    wait_until(lambda: len(page.workers) == 1, page, "exactly one worker remains", TIMEOUT)
     browser.assert_clean()
 
 

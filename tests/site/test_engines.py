@@ -1,6 +1,9 @@
 """MkDocs and Zensical build the same site from the same sources: the same pages, figures (byte for byte), assets,
 and the same sandbox, figure and quiz HTML; Zensical gets the checks MkDocs has (nav, file:line errors)."""
 
+import base64
+import hashlib
+import json
 import re
 import textwrap
 from pathlib import Path
@@ -143,3 +146,24 @@ def test_a_sandbox_that_raises_at_its_starting_values_is_one_line_under_both_eng
     said = [line for line in result.stderr.splitlines() if re.fullmatch(r"(ERROR +- +)?" + re.escape(expected), line)]
     assert len(said) == 1, result.stderr
     assert "Traceback" not in result.stderr and result.stderr.count("ZeroDivisionError") == 1, result.stderr
+
+
+def test_both_engines_get_the_policy_and_offline_reading(sites):
+    """The pipeline writes its Content-Security-Policy and service worker into either engine's pages: one policy per
+    site, covering that engine's own inline scripts, and the same runtime for offline reading."""
+    lists = {}
+    for engine, site in sites.items():
+        policies = set()
+        for page in site.rglob("*.html"):
+            html = page.read_text()
+            found = re.findall(r'<meta http-equiv="Content-Security-Policy" content="([^"]+)">', html)
+            assert len(found) == 1, f"{engine}: {page}"
+            policies.add(found[0])
+            for script in re.findall(r"<script>(.*?)</script>", html, re.S):  # each inline script is allowed
+                digest = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
+                assert f"'sha256-{digest}'" in found[0], f"{engine}: {page}: {script[:60]}"
+        assert len(policies) == 1, engine
+        text = (site / "sw.js").read_text()
+        lists[engine] = json.loads(re.match(r"self\.__EXPLAINER_OFFLINE = (\{.*?\});\n", text)[1])
+        assert f"/{ASSET_DIR}/sandbox.js".lstrip("/") in {entry["url"] for entry in lists[engine]["shell"]}
+    assert lists["mkdocs"]["runtime"] == lists["zensical"]["runtime"]

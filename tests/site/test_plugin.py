@@ -5,10 +5,11 @@ import json
 
 from build_scripts.mkdocs_plugin.config import ExplainerConfig
 from build_scripts.pipeline.config import PipelineConfig
-from build_scripts.pyodide_runtime import PYODIDE_CDN_URL, PYODIDE_VERSION, sri_for_file
+from build_scripts.pyodide_runtime import (NPM_PYODIDE_DIR, PYODIDE_CDN_URL, PYODIDE_VERSION, boot_file_integrity,
+                                          sri_for_file)
 from support import copy_project_site_sources, run_mkdocs_build
 
-OUR_SETTING = "  - explainer:\n      self_host: true\n"
+OUR_SETTING = "  - explainer:\n      self_host: true\n      offline: true\n"
 
 
 def with_plugin_setting(tmp_path, setting: str):
@@ -24,7 +25,8 @@ def test_the_options_and_their_defaults_are_the_pipelines():
     config.load_dict({})
     failed, _ = config.validate()
     assert not failed
-    expected = {"enabled": True, "self_host": False, "cache_dir": "build/cache/figures", "workers": 0}
+    expected = {"enabled": True, "self_host": False, "cache_dir": "build/cache/figures", "workers": 0, "offline": False,
+                "csp": True}
     assert dict(config) == expected
     assert dataclasses.asdict(PipelineConfig()) == expected  # what Zensical builds read from mkdocs.yml
 
@@ -35,7 +37,8 @@ def test_by_default_the_runtime_comes_from_the_official_cdn_and_the_site_holds_n
     result = run_mkdocs_build(config, site)
     assert result.returncode == 0, result.stderr
     manifest = json.loads((site / "assets/explainer/runtime.json").read_text())
-    assert manifest["pyodide"] == {"version": PYODIDE_VERSION, "indexURL": PYODIDE_CDN_URL}
+    assert manifest["pyodide"] == {"version": PYODIDE_VERSION, "indexURL": PYODIDE_CDN_URL,
+                                   "files": boot_file_integrity(NPM_PYODIDE_DIR)}  # the release's bytes, checked
     assert PYODIDE_CDN_URL == f"https://cdn.jsdelivr.net/pyodide/v{PYODIDE_VERSION}/full/"
     assert not (site / "assets/pyodide").exists()
     wheel = site / "assets/explainer" / manifest["wheel"]["url"]

@@ -1,0 +1,93 @@
+/* Offline reading, the page's side: registers the site's service worker (sw.js, written by the build when mkdocs.yml's
+ * explainer plugin has `offline: true`) and shows the footer's "available offline" note once the worker holds
+ * everything a second visit needs.
+ *
+ * The build marks every page of such a site with <meta name="explainer-offline" content="<address of sw.js>">. Without
+ * it (offline reading turned off, or `serve`), a service worker an earlier build left at this address is
+ * unregistered, so turning the option off heals readers too.
+ *
+ * The runtime (Pyodide, numpy, our wheel: about 20 MB) is kept only once this reader's runtime has booted
+ * (ExplainerRuntime reports `ready`): a reader who never uses a live figure never downloads it for offline use.
+ * A page loaded before the service worker controlled it sends its own address (and the files it loaded) to be kept.
+ *
+ * Needs runtime.js (ExplainerRuntime), loaded before this file. The service worker's side: offline/entry.js.
+ */
+(function () {
+  "use strict";
+
+  const NOTE = "[data-explainer-offline]";
+  const marker = document.querySelector('meta[name="explainer-offline"]');
+  const container = navigator.serviceWorker;
+  if (!container) return;  // no service workers here (an old browser, or a page that is not a secure context)
+
+  if (!marker) {
+    container.getRegistration().then((registration) => {
+      const active = registration && registration.active;
+      if (active && new URL(active.scriptURL).pathname.endsWith("/sw.js")) registration.unregister();
+    }, () => {});
+    return;
+  }
+
+  let offline = false;  // the worker holds the shell and the runtime
+  const sent = new Set();  // addresses already handed to the worker to keep
+  const registered = container.register(new URL(marker.content, document.baseURI).href).catch((error) => {
+    console.warn("offline reading is not available:", error.message);
+    return null;
+  });
+
+  /** Ask the active service worker something; resolves with its answer (null when there is no worker). */
+  async function ask(message) {
+    if (!(await registered)) return null;
+    const {active} = await container.ready;
+    return new Promise((resolve) => {
+      const channel = new MessageChannel();
+      channel.port1.onmessage = (event) => resolve(event.data);
+      active.postMessage(message, [channel.port2]);
+    });
+  }
+
+  function showNote() {
+    for (const note of document.querySelectorAll(NOTE)) note.hidden = !offline;
+  }
+
+  function learn(status) {
+    if (!status) return;
+    offline = Boolean(status.offline);
+    showNote();
+  }
+
+  /** The page and the files it loaded before the worker could see them (the first page of a first visit). */
+  function keepThisPage() {
+    const scope = new URL(marker.content, document.baseURI).href.replace(/sw\.js$/, "");
+    const urls = [location.href.split("#")[0], ...performance.getEntriesByType("resource").map((entry) => entry.name)]
+      .filter((url) => url.startsWith(scope) && !sent.has(url));
+    for (const url of urls) sent.add(url);
+    if (urls.length) ask({type: "CACHE_URLS", payload: {urlsToCache: urls}});
+  }
+
+  const runtime = window.ExplainerRuntime;
+  let askedForRuntime = false;
+  if (runtime) {
+    runtime.subscribe({
+      runtimeChanged() {
+        if (runtime.state !== "ready" || askedForRuntime) return;
+        askedForRuntime = true;
+        ask({type: "explainer:keep-runtime"}).then(learn);
+      },
+    });
+  }
+
+  function onPage() {
+    showNote();
+    if (!container.controller) keepThisPage();
+  }
+
+  ask({type: "explainer:status"}).then(learn);
+  if (window.document$ && typeof window.document$.subscribe === "function") {
+    window.document$.subscribe(() => onPage());  // Material: the footer is swapped with each instant navigation
+  } else if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", onPage, {once: true});
+  } else {
+    onPage();
+  }
+})();
