@@ -53,13 +53,18 @@ def link_or_copy(source, target) -> None:
         shutil.copy2(source, target)
 
 
+def pyodide_index_url(self_host: bool) -> str:
+    """Where Pyodide's core is, relative to runtime.json: the site's copy, or the official CDN."""
+    return f"../pyodide/{pyodide_runtime.PYODIDE_VERSION}/" if self_host else pyodide_runtime.PYODIDE_CDN_URL
+
+
 def runtime_manifest(wheel_file: dict, numpy_file: dict, self_host: bool, boot_files: dict[str, str],
                      precompiled: dict | None = None) -> dict:
     """runtime.json: where the worker finds Pyodide, numpy's wheel and ours (each {url, integrity}) and, when the build
     made them, the standard library with bytecode and the small lock (build_scripts/precompiled.py); `boot_files`
     is the integrity of each of Pyodide's own files the worker may fetch from indexURL. Relative URLs are relative to
     runtime.json."""
-    index_url = f"../pyodide/{pyodide_runtime.PYODIDE_VERSION}/" if self_host else pyodide_runtime.PYODIDE_CDN_URL
+    index_url = pyodide_index_url(self_host)
     return {
         "pyodide": {"version": pyodide_runtime.PYODIDE_VERSION, "indexURL": index_url, "files": boot_files},
         "stdlib": precompiled["stdlib"] if precompiled else None,
@@ -176,7 +181,7 @@ def write_site_runtime(site_dir: Path, *, self_host: bool, runtime_dir: Path = p
         link_or_copy(wheel_path, site_dir / ASSET_DIR / wheel_url)
         wheel_file = {"url": wheel_url, "integrity": wheel.integrity}
         numpy_file = pyodide_runtime.numpy_entry()
-        index_url = f"../pyodide/{pyodide_runtime.PYODIDE_VERSION}/" if self_host else pyodide_runtime.PYODIDE_CDN_URL
+        index_url = pyodide_index_url(self_host)
         numpy_file["url"] = index_url + numpy_file["url"]
     boot_files = pyodide_runtime.boot_file_integrity(runtime_dir if self_host else pyodide_runtime.NPM_PYODIDE_DIR)
     manifest = runtime_manifest(wheel_file, numpy_file, self_host, boot_files, precompiled)

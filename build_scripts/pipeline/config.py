@@ -47,9 +47,9 @@ class PipelineConfig:
     """Set to false to build the pages without live sandboxes: the blocks still validate, static figures and the
     page scripts are still written, but no wheel, runtime.json or Pyodide."""
 
-    self_host: bool = False
-    """Copy the Pyodide runtime into the site, so readers fetch nothing from a third party (default: the official
-    CDN for Pyodide 0.27.7)."""
+    self_host: bool = True
+    """Copy the Pyodide runtime into the site, so readers fetch nothing from a third party (the default); false loads
+    Pyodide 0.27.7's core from the official CDN instead (a smaller site; the wheels and bytecode stay the site's)."""
 
     cache_dir: str = "build/cache/figures"
     """Where rendered static figures are kept between builds, relative to mkdocs.yml (keyed by what each depends

@@ -135,8 +135,8 @@ def test_every_page_but_the_404_page_points_at_the_service_worker(built_site):
 
 def test_offline_reading_needs_the_runtime_in_the_site():
     with pytest.raises(SiteConfigError, match=r"offline: true needs self_host: true"):
-        PipelineConfig(offline=True)
-    assert PipelineConfig(offline=True, self_host=True).offline
+        PipelineConfig(offline=True, self_host=False)
+    assert PipelineConfig(offline=True).offline  # self_host is the default
 
 
 def test_the_site_without_csp_or_offline_has_neither(tmp_path):

@@ -25,14 +25,25 @@ def test_the_options_and_their_defaults_are_the_pipelines():
     config.load_dict({})
     failed, _ = config.validate()
     assert not failed
-    expected = {"enabled": True, "self_host": False, "cache_dir": "build/cache/figures", "workers": 0, "offline": False,
+    expected = {"enabled": True, "self_host": True, "cache_dir": "build/cache/figures", "workers": 0, "offline": False,
                 "csp": True}
     assert dict(config) == expected
     assert dataclasses.asdict(PipelineConfig()) == expected  # what Zensical builds read from mkdocs.yml
 
 
-def test_by_default_the_runtime_comes_from_the_official_cdn_and_the_site_holds_no_copy(tmp_path):
+def test_by_default_the_site_holds_the_runtime_and_asks_no_other_origin(tmp_path):
     config = with_plugin_setting(tmp_path, "  - explainer\n")
+    site = tmp_path / "site"
+    result = run_mkdocs_build(config, site)
+    assert result.returncode == 0, result.stderr
+    manifest = json.loads((site / "assets/explainer/runtime.json").read_text())
+    assert manifest["pyodide"]["indexURL"] == f"../pyodide/{PYODIDE_VERSION}/"
+    assert (site / f"assets/pyodide/{PYODIDE_VERSION}/pyodide.asm.wasm").is_file()
+    assert "cdn.jsdelivr.net" not in json.dumps(manifest)
+
+
+def test_without_self_host_the_runtime_comes_from_the_official_cdn_and_the_site_holds_no_copy(tmp_path):
+    config = with_plugin_setting(tmp_path, "  - explainer:\n      self_host: false\n")
     site = tmp_path / "site"
     result = run_mkdocs_build(config, site)
     assert result.returncode == 0, result.stderr
