@@ -31,23 +31,23 @@ def test_the_options_and_their_defaults_are_the_pipelines():
     assert dataclasses.asdict(PipelineConfig()) == expected  # what Zensical builds read from mkdocs.yml
 
 
-def test_by_default_the_site_holds_the_runtime_and_asks_no_other_origin(tmp_path):
-    config = with_plugin_setting(tmp_path, "  - explainer\n")
+def built_with_plugin_setting(tmp_path, setting: str):
+    """The project's site built with `setting` in place of ours: (the site folder, its runtime.json)."""
     site = tmp_path / "site"
-    result = run_mkdocs_build(config, site)
+    result = run_mkdocs_build(with_plugin_setting(tmp_path, setting), site)
     assert result.returncode == 0, result.stderr
-    manifest = json.loads((site / "assets/explainer/runtime.json").read_text())
+    return site, json.loads((site / "assets/explainer/runtime.json").read_text())
+
+
+def test_by_default_the_site_holds_the_runtime_and_asks_no_other_origin(tmp_path):
+    site, manifest = built_with_plugin_setting(tmp_path, "  - explainer\n")
     assert manifest["pyodide"]["indexURL"] == f"../pyodide/{PYODIDE_VERSION}/"
     assert (site / f"assets/pyodide/{PYODIDE_VERSION}/pyodide.asm.wasm").is_file()
     assert "cdn.jsdelivr.net" not in json.dumps(manifest)
 
 
 def test_without_self_host_the_runtime_comes_from_the_official_cdn_and_the_site_holds_no_copy(tmp_path):
-    config = with_plugin_setting(tmp_path, "  - explainer:\n      self_host: false\n")
-    site = tmp_path / "site"
-    result = run_mkdocs_build(config, site)
-    assert result.returncode == 0, result.stderr
-    manifest = json.loads((site / "assets/explainer/runtime.json").read_text())
+    site, manifest = built_with_plugin_setting(tmp_path, "  - explainer:\n      self_host: false\n")
     assert manifest["pyodide"] == {"version": PYODIDE_VERSION, "indexURL": PYODIDE_CDN_URL,
                                    "files": boot_file_integrity(NPM_PYODIDE_DIR)}  # the release's bytes, checked
     assert PYODIDE_CDN_URL == f"https://cdn.jsdelivr.net/pyodide/v{PYODIDE_VERSION}/full/"
