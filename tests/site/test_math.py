@@ -244,6 +244,12 @@ def test_every_formula_of_the_built_site_is_typeset_and_no_page_loads_katex_java
     assert any((built_site / "assets/vendor/katex/fonts").glob("*.woff2"))
     lesson = pages["lessons/rmsnorm-calculus/index.html"]
     assert "assets/vendor/katex/katex.min.css" in lesson
-    # Pages with math preload the two fonts nearly every formula uses; pages without math load no KaTeX font.
-    assert lesson.count('rel="preload"') == 2 and "KaTeX_Main-Regular.woff2" in lesson
+    # Pages with math preload the two fonts nearly every formula uses and the Size fonts of the big operators and
+    # delimiters they have; pages without math load no KaTeX font.
+    def preloaded(html: str) -> set[str]:
+        return set(re.findall(r'<link rel="preload" href="[^"]*fonts/(KaTeX_[\w-]+)\.woff2"', html))
+
+    sizes = {f"KaTeX_Size{n}-Regular" for n in range(1, 5)}
+    assert preloaded(lesson) == {"KaTeX_Main-Regular", "KaTeX_Math-Italic"} | sizes
+    assert preloaded(pages["lessons/ablation-experiment/index.html"]) == {"KaTeX_Main-Regular", "KaTeX_Math-Italic"}
     assert "KaTeX_" not in pages["index.html"]
