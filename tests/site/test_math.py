@@ -244,8 +244,8 @@ def test_every_formula_of_the_built_site_is_typeset_and_no_page_loads_katex_java
     assert any((built_site / "assets/vendor/katex/fonts").glob("*.woff2"))
     lesson = pages["lessons/rmsnorm-calculus/index.html"]
     assert "assets/vendor/katex/katex.min.css" in lesson
-    # Pages with math preload the two fonts nearly every formula uses and the Size fonts of the big operators and
-    # delimiters they have; pages without math load no KaTeX font.
+    # Pages with math preload the fonts their shown formulas use (build_scripts/pipeline/katex_fonts.py); pages
+    # without math load no KaTeX font.
     def preloaded(html: str) -> set[str]:
         return set(re.findall(r'<link rel="preload" href="[^"]*fonts/(KaTeX_[\w-]+)\.woff2"', html))
 
