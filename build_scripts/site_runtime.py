@@ -32,7 +32,7 @@ PYODIDE_SITE_DIR = f"assets/pyodide/{pyodide_runtime.PYODIDE_VERSION}"
 # Scripts every page loads, in order (small; they fetch nothing until a page has a sandbox).
 # cells.js loads the code editor (editor.js, bundled by build_scripts/editor_bundle.py) only on pages with a cell.
 # offline.js registers the service worker of offline reading (only where the build marked the pages for it).
-PAGE_SCRIPTS = ("render.js", "protocol.js", "runtime.js", "sandbox.js", "cells.js", "quiz.js", "trainer.js",
+PAGE_SCRIPTS = ("render.js", "protocol.js", "runtime.js", "page.js", "sandbox.js", "cells.js", "quiz.js", "trainer.js",
                 "offline.js")
 PAGE_STYLES = ("sandbox.css", "cells.css", "quiz.css", "trainer.css")
 BOOT_TIMEOUT_MS = 60_000

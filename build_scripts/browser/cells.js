@@ -7,8 +7,8 @@
  * page is cross-origin isolated (the variables survive), else by replacing the worker (every sandbox redraws by
  * itself). Edits are kept per page and cell in localStorage. README.md in this folder is the written contract.
  *
- * Needs the globals of render.js (ExplainerRender), protocol.js (ExplainerProtocol) and runtime.js
- * (ExplainerRuntime), loaded before this file.
+ * Needs the globals of render.js (ExplainerRender), protocol.js (ExplainerProtocol), runtime.js (ExplainerRuntime)
+ * and page.js (ExplainerPage), loaded before this file.
  */
 (function () {
   "use strict";
@@ -16,18 +16,11 @@
   const Protocol = window.ExplainerProtocol;
   const Render = window.ExplainerRender;
   const runtime = window.ExplainerRuntime;
+  const {element, NEAR_VIEWPORT, onEveryPage} = window.ExplainerPage;
   const script = document.currentScript || document.querySelector('script[src*="cells.js"]');
   const EDITOR_URL = new URL("editor.js", script.src).href;
   const STORAGE_PREFIX = "explainer-cell:";
-  const NEAR_VIEWPORT = "300px 0px 300px 0px";
   const READY_STATUS = "Edit the code, then press Run (or Ctrl+Enter) to run it in your browser.";
-
-  function element(tag, className, text) {
-    const node = document.createElement(tag);
-    if (className) node.className = className;
-    if (text !== undefined) node.textContent = text;
-    return node;
-  }
 
   function button(className, text, label) {
     const node = element("button", className, text);
@@ -462,12 +455,5 @@
     page.cells.sort((a, b) => a.number - b.number);
   }
 
-  if (document.readyState === "loading") {
-    document.addEventListener("DOMContentLoaded", mountPage, {once: true});
-  } else {
-    mountPage();
-  }
-  if (window.document$ && typeof window.document$.subscribe === "function") {
-    window.document$.subscribe(() => mountPage());  // Material: emits on load and after each instant navigation
-  }
+  onEveryPage(mountPage);
 })();

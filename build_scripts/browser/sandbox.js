@@ -6,8 +6,8 @@
  * page and unmounts those that left the document.
  * README.md in this folder is the written contract (container HTML, manifest, messages, states, colours).
  *
- * Needs the globals of render.js (ExplainerRender), protocol.js (ExplainerProtocol) and runtime.js
- * (ExplainerRuntime), loaded before this file.
+ * Needs the globals of render.js (ExplainerRender), protocol.js (ExplainerProtocol), runtime.js (ExplainerRuntime)
+ * and page.js (ExplainerPage), loaded before this file.
  */
 (function () {
   "use strict";
@@ -15,8 +15,9 @@
   const Protocol = window.ExplainerProtocol;
   const Render = window.ExplainerRender;
   const runtime = window.ExplainerRuntime;
+  const Page = window.ExplainerPage;
+  const {element, NEAR_VIEWPORT} = Page;
 
-  const NEAR_VIEWPORT = "300px 0px 300px 0px";  // start loading a little before the sandbox scrolls into view
   const LIVE_STATUS = "Live: this figure is computed in your browser; change the controls to redraw it.";
   // After a failed render the figure and readouts still show the values before the change (data-stale marks them).
   const STALE_STATUS = "The last change failed (see the error above): the figure and readouts still show the values "
@@ -39,13 +40,6 @@
   function firstLine(text, limit = 200) {
     const line = String(text ?? "").split("\n")[0].trim();
     return line.length > limit ? `${line.slice(0, limit - 1)}…` : line;
-  }
-
-  function element(tag, className, text) {
-    const node = document.createElement(tag);
-    if (className) node.className = className;
-    if (text !== undefined) node.textContent = text;
-    return node;
   }
 
   /** A container's config, from its data-config attribute (not a JSON <script>: Material's instant navigation
@@ -376,39 +370,6 @@
 
   // ---- pages: mount on load and on every instant navigation ------------------------------------------------------
 
-  const mounted = new WeakSet();
-  let views = [];
-
-  function mountPage() {
-    views = views.filter((view) => {
-      if (view.root.isConnected) return true;
-      view.unmount();
-      return false;
-    });
-    const page = {firstLiveDrawn: false};
-    for (const root of document.querySelectorAll("figure.sandbox[data-sandbox]")) {
-      if (mounted.has(root)) continue;
-      mounted.add(root);
-      const view = SandboxView.create(root, runtime, page);
-      if (!view) continue;
-      try {
-        view.mount();
-        views.push(view);
-      } catch (error) {  // a malformed container must not keep the others from going live
-        view.unmount();
-        console.warn(`sandbox ${root.id}: could not be mounted`, error);
-      }
-    }
-  }
-
-  // Mount as soon as the page's containers exist (this script runs at the end of <body>), without waiting for
-  // Material to emit document$: every millisecond here is a millisecond before the first live figure.
-  if (document.readyState === "loading") {
-    document.addEventListener("DOMContentLoaded", mountPage, {once: true});
-  } else {
-    mountPage();
-  }
-  if (window.document$ && typeof window.document$.subscribe === "function") {
-    window.document$.subscribe(() => mountPage());  // Material: emits on load and after each instant navigation
-  }
+  // The sandboxes mounted in one pass share {firstLiveDrawn}.
+  Page.mountViews("figure.sandbox[data-sandbox]", "sandbox", (root, page) => SandboxView.create(root, runtime, page));
 })();

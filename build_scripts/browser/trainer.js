@@ -10,8 +10,8 @@
  * instant navigation, `document$`) stops the run.
  * README.md in this folder is the written contract ("Training lab").
  *
- * Needs the globals of render.js (ExplainerRender), protocol.js (ExplainerProtocol) and runtime.js
- * (ExplainerRuntime), loaded before this file.
+ * Needs the globals of render.js (ExplainerRender), protocol.js (ExplainerProtocol), runtime.js (ExplainerRuntime)
+ * and page.js (ExplainerPage), loaded before this file.
  */
 (function () {
   "use strict";
@@ -19,17 +19,11 @@
   const Protocol = window.ExplainerProtocol;
   const Render = window.ExplainerRender;
   const runtime = window.ExplainerRuntime;
+  const Page = window.ExplainerPage;
+  const {element, NEAR_VIEWPORT} = Page;
 
-  const NEAR_VIEWPORT = "300px 0px 300px 0px";  // as sandboxes: the runtime starts a little before the lab shows
   const STORAGE_PREFIX = "explainer-trainer:";
   const WAITING_STATUS = "Choose settings and press Train: the model trains in your browser.";
-
-  function element(tag, className, text) {
-    const node = document.createElement(tag);
-    if (className) node.className = className;
-    if (text !== undefined) node.textContent = text;
-    return node;
-  }
 
   function firstLine(text, limit = 200) {
     const line = String(text ?? "").split("\n")[0].trim().replace(/[\s.]+$/, "");
@@ -449,36 +443,5 @@
 
   // ---- pages: mount on load and on every instant navigation ------------------------------------------------------
 
-  const mounted = new WeakSet();
-  let views = [];
-
-  function mountPage() {
-    views = views.filter((view) => {
-      if (view.root.isConnected) return true;
-      view.unmount();
-      return false;
-    });
-    for (const root of document.querySelectorAll("figure.trainer[data-config]")) {
-      if (mounted.has(root)) continue;
-      mounted.add(root);
-      const view = TrainerView.create(root);
-      if (!view) continue;
-      try {
-        view.mount();
-        views.push(view);
-      } catch (error) {  // a malformed container must not keep the rest of the page from working
-        view.unmount();
-        console.warn(`trainer ${root.id}: could not be mounted`, error);
-      }
-    }
-  }
-
-  if (document.readyState === "loading") {
-    document.addEventListener("DOMContentLoaded", mountPage, {once: true});
-  } else {
-    mountPage();
-  }
-  if (window.document$ && typeof window.document$.subscribe === "function") {
-    window.document$.subscribe(() => mountPage());  // Material: emits on load and after each instant navigation
-  }
+  Page.mountViews("figure.trainer[data-config]", "trainer", (root) => TrainerView.create(root));
 })();

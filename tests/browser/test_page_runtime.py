@@ -149,6 +149,7 @@ PAGE = """<!doctype html>
 <script src="%(assets)s/render.js"></script>
 <script src="%(assets)s/protocol.js"></script>
 <script src="%(assets)s/runtime.js"></script>
+<script src="%(assets)s/page.js"></script>
 <script src="%(assets)s/sandbox.js"></script>
 </body>
 </html>
@@ -228,7 +229,7 @@ def site(tmp_path):
     root = tmp_path / "site"
     (root / ASSETS).mkdir(parents=True)
     served = site_files()
-    for name in ("runtime.js", "sandbox.js", "render.js", "protocol.js", "sandbox.css"):
+    for name in ("runtime.js", "page.js", "sandbox.js", "render.js", "protocol.js", "sandbox.css"):
         (root / ASSETS / name).write_text(served[name], encoding="utf-8")
     (root / ASSETS / "worker.js").write_text(FAKE_WORKER % {"views": json.dumps(VIEWS)}, encoding="utf-8")
     server = StaticSiteServer(root)

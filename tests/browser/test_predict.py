@@ -36,7 +36,8 @@ PAGE = """<!doctype html>
 <link rel="stylesheet" href="assets/explainer/sandbox.css"><link rel="stylesheet" href="assets/explainer/quiz.css">
 </head><body><main>%s</main>
 <script src="assets/explainer/render.js"></script><script src="assets/explainer/protocol.js"></script>
-<script src="assets/explainer/runtime.js"></script><script src="assets/explainer/sandbox.js"></script>
+<script src="assets/explainer/runtime.js"></script><script src="assets/explainer/page.js"></script>
+<script src="assets/explainer/sandbox.js"></script>
 <script src="assets/explainer/quiz.js"></script>
 </body></html>
 """

@@ -40,7 +40,8 @@ PAGE = """<!doctype html>
 <link rel="stylesheet" href="assets/explainer/sandbox.css"><link rel="stylesheet" href="assets/explainer/trainer.css">
 </head><body><main>%s</main>
 <script src="assets/explainer/render.js"></script><script src="assets/explainer/protocol.js"></script>
-<script src="assets/explainer/runtime.js"></script><script src="assets/explainer/sandbox.js"></script>
+<script src="assets/explainer/runtime.js"></script><script src="assets/explainer/page.js"></script>
+<script src="assets/explainer/sandbox.js"></script>
 <script src="assets/explainer/trainer.js"></script>
 <script>
   // What the reader saw change: each counter text and each figure drawn in the lab.

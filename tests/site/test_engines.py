@@ -80,7 +80,7 @@ def test_every_sandbox_figure_and_quiz_is_the_same_html_under_both_engines(sites
 
 
 def test_both_engines_load_the_page_code_on_every_page(sites):
-    scripts = ("render.js", "protocol.js", "runtime.js", "sandbox.js", "quiz.js", "sandbox.css", "quiz.css")
+    scripts = ("render.js", "protocol.js", "runtime.js", "page.js", "sandbox.js", "quiz.js", "sandbox.css", "quiz.css")
     for engine, site in sites.items():
         page = site / "lessons/break-the-model/index.html"
         loaded = [urljoin("/lessons/break-the-model/", m[2]) for m in RE_SOURCE.finditer(page.read_text())]

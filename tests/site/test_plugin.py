@@ -55,7 +55,7 @@ def test_without_self_host_the_runtime_comes_from_the_official_cdn_and_the_site_
     wheel = site / "assets/explainer" / manifest["wheel"]["url"]
     assert wheel.is_file() and manifest["wheel"]["integrity"] == sri_for_file(wheel)
     page = (site / "lessons/break-the-model/index.html").read_text()
-    for script in ("render.js", "protocol.js", "runtime.js", "sandbox.js"):
+    for script in ("render.js", "protocol.js", "runtime.js", "page.js", "sandbox.js"):
         assert f"assets/explainer/{script}" in page
 
 
