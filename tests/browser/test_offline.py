@@ -118,9 +118,10 @@ def rebuild_worker(root, site_url: str) -> str:
     return offline.write_service_worker(root, pages, manifest(root), site_url)["version"]
 
 
-def worker_version(root) -> str:
+def worker_lists(root) -> dict:
+    """The lists written in front of the copy's sw.js: {version, shell, runtime}."""
     return json.loads(re.match(r"self\.__EXPLAINER_OFFLINE = (\{.*?\});\n",
-                               (root / offline.WORKER_NAME).read_text())[1])["version"]
+                               (root / offline.WORKER_NAME).read_text())[1])
 
 
 @pytest.fixture
@@ -141,7 +142,7 @@ def test_a_new_build_replaces_what_changed_and_reaches_an_open_page(reader, page
     goes_live(page)
     expect(page.locator("[data-explainer-offline]")).to_be_visible(timeout=BOOT_TIMEOUT_MS)
     follow_link_to(page, OTHER_LESSON)  # now in the HTTP cache, fresh for ten minutes by the host's header
-    old_version = worker_version(root)
+    old_version = worker_lists(root)["version"]
     page.evaluate(WATCH_TAKEOVER)
     page.evaluate("window.__samePage = true")
 
