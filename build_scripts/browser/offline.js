@@ -10,6 +10,11 @@
  * (ExplainerRuntime reports `ready`): a reader who never uses a live figure never downloads it for offline use.
  * A page loaded before the service worker controlled it sends its own address (and the files it loaded) to be kept.
  *
+ * A new build reaches a reader who has the site open like this: the browser looks for a new sw.js at each page load,
+ * and this file asks at each instant navigation too (Material's, which loads no page); the new worker keeps the
+ * changed files and takes over the open page at once. That page still runs the previous build's scripts, so its next
+ * navigation is a full page load, answered by the new worker with the new files.
+ *
  * Needs runtime.js (ExplainerRuntime), loaded before this file. The service worker's side: offline/entry.js.
  */
 (function () {
@@ -77,9 +82,27 @@
     });
   }
 
+  // ---- a new build ----------------------------------------------------------------------------------------------------
+
+  let controlled = Boolean(container.controller);
+  let stale = false;  // a new build's worker took over this page, which runs the previous build's scripts
+  container.addEventListener("controllerchange", () => {
+    stale = controlled;  // the first worker of a first visit is this build's
+    controlled = true;
+  });
+  let shownPath = location.pathname;  // the page on screen (instant navigation changes the address first)
+  if (window.location$ && typeof window.location$.subscribe === "function") {
+    window.location$.subscribe((url) => {
+      if (stale && url.pathname !== shownPath) location.reload();  // the new address, loaded whole
+    });
+  }
+
+  let pagesShown = 0;
   function onPage() {
+    shownPath = location.pathname;
     showNote();
     if (!container.controller) keepThisPage();
+    if (pagesShown++ > 0) registered.then((registration) => registration && registration.update()).catch(() => {});
   }
 
   ask({type: "explainer:status"}).then(learn);

@@ -27,6 +27,7 @@ import re
 from pathlib import Path, PurePosixPath
 from urllib.parse import urljoin
 
+from build_scripts._files import write_atomic
 from build_scripts.editor_bundle import BUNDLE_NAME, SERVICE_WORKER, build_bundle
 from build_scripts.pipeline.pages import Page, file_for, site_path
 from build_scripts.pyodide_runtime import LOADER_FILES, sri_for_file
@@ -107,11 +108,12 @@ def precache_lists(site_dir: Path, pages: list[Page], manifest: dict, site_url: 
 
 
 def write_service_worker(site_dir: Path, pages: list[Page], manifest: dict, site_url: str) -> dict:
-    """Write sw.js into the site's root; returns its lists."""
+    """Write sw.js into the site's root (a new file: a reader's browser asking for it meanwhile gets one whole sw.js
+    or the other); returns its lists."""
     lists = precache_lists(site_dir, pages, manifest, site_url)
     bundle = build_bundle(SERVICE_WORKER).read_text(encoding="utf-8")
-    text = f"self.__EXPLAINER_OFFLINE = {json.dumps(lists, separators=(',', ':'))};\n{bundle}"
-    (site_dir / WORKER_NAME).write_text(text, encoding="utf-8")
+    lists_line = f"self.__EXPLAINER_OFFLINE = {json.dumps(lists, separators=(',', ':'))};"
+    write_atomic(site_dir / WORKER_NAME, f"{lists_line}\n{bundle}")
     return lists
 
 

@@ -14,6 +14,12 @@
  * - visited: the pages a reader opened and the figures on them, network first (a page is always fresh online).
  * A new build replaces what changed and deletes the rest: shell and runtime entries no longer listed go when the new
  * worker activates, and the old visited cache is fetched afresh into the new one, then deleted.
+ *
+ * Whatever a static host says about caching (GitHub Pages: max-age=600), nothing this worker fetches comes from the
+ * previous build: a file whose address does not carry its version is asked of the server afresh (`reload` when it is
+ * kept, `no-cache` otherwise, which costs a 304 when it did not change); only a versioned address is read through the
+ * browser's HTTP cache. offline.js turns the next navigation of a page the previous build's worker served into a full
+ * page load, so the reader gets the new scripts too.
  */
 import {PrecacheController, PrecacheRoute} from "workbox-precaching";
 import {Route, Router} from "workbox-routing";
@@ -28,11 +34,21 @@ const NAMES = {
   visited: `${VISITED_PREFIX}${BUILD.version} ${SCOPE}`,
 };
 
-const shell = new PrecacheController({cacheName: NAMES.shell});
+// Files whose address carries their version (no revision): Pyodide's folder, the archives' digest folder, the wheels.
+const VERSIONED = new Set([...BUILD.shell, ...BUILD.runtime].filter((entry) => !entry.revision)
+  .map((entry) => new URL(entry.url, SCOPE).href));
+
+/** A Workbox plugin: the network requests of a strategy ask the server, not the HTTP cache, for any address that does
+ * not carry its version (a page, runtime.json, a script the precache has not kept yet). An explicit mode stays. */
+const revalidate = {
+  requestWillFetch: async ({request}) => (request.cache === "default" && !VERSIONED.has(request.url)
+    ? new Request(request, {cache: "no-cache"}) : request),
+};
+
+const shell = new PrecacheController({cacheName: NAMES.shell, plugins: [revalidate]});
 shell.addToCacheList(BUILD.shell);
-const runtime = new PrecacheController({cacheName: NAMES.runtime});
+const runtime = new PrecacheController({cacheName: NAMES.runtime, plugins: [revalidate]});
 runtime.addToCacheList(BUILD.runtime);
-const revised = new Set(BUILD.runtime.filter((entry) => entry.revision).map((entry) => new URL(entry.url, SCOPE).href));
 
 // ---- the runtime, kept on request ----------------------------------------------------------------------------------
 
@@ -53,7 +69,7 @@ async function keepRuntime() {
   for (const [url, cacheKey] of runtime.getURLsToCacheKeys()) {
     if (await cache.match(cacheKey)) continue;
     const integrity = runtime.getIntegrityForCacheKey(cacheKey);
-    const response = await fetch(new Request(url, {integrity, cache: revised.has(url) ? "reload" : "default",
+    const response = await fetch(new Request(url, {integrity, cache: VERSIONED.has(url) ? "default" : "reload",
       credentials: "same-origin"}));
     if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
     await cache.put(cacheKey, response);
@@ -123,9 +139,10 @@ self.addEventListener("fetch", (event) => {
 const router = new Router();
 router.registerRoute(new PrecacheRoute(shell));
 router.registerRoute(new PrecacheRoute(runtime));  // not kept yet: from the network, kept when it matches its integrity
-router.registerRoute(new Route(isPage, new NetworkFirst({cacheName: NAMES.visited})));
+router.registerRoute(new Route(isPage, new NetworkFirst({cacheName: NAMES.visited, plugins: [revalidate]})));
 // Anything else of the site a visited page loads (its figures, whose names carry their hash; a font): kept as read.
-router.registerRoute(new Route(({url}) => inScope(url), new CacheFirst({cacheName: NAMES.visited})));
+router.registerRoute(new Route(({url}) => inScope(url), new CacheFirst({cacheName: NAMES.visited,
+  plugins: [revalidate]})));
 router.addFetchListener();
 router.addCacheListener();  // {type: "CACHE_URLS"}: a page loaded before this worker controlled it sends its address
 
