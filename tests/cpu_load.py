@@ -1,17 +1,18 @@
 """A bounded CPU load for `make test-stress`: busy processes that keep every core occupied while the tests run.
 
 CI machines are often busy; a suite that passes only on an idle machine is a flaky suite. Each load process spins
-for at most `limit_seconds` (so a crashed test session can never leave them running for long) and is terminated when
-the session ends.
+for at most `limit_seconds`, stops as soon as the test session that started it is gone (killed, crashed), and is
+terminated when the session ends.
 """
 
 import multiprocessing
+import os
 import time
 
 
-def _spin(limit_seconds: float) -> None:
+def _spin(limit_seconds: float, session: int) -> None:
     deadline = time.monotonic() + limit_seconds
-    while time.monotonic() < deadline:
+    while time.monotonic() < deadline and os.getppid() == session:
         sum(i * i for i in range(10_000))
 
 
@@ -20,7 +21,7 @@ class CpuLoad:
 
     def __init__(self, processes: int, limit_seconds: float = 1800):
         context = multiprocessing.get_context("spawn")
-        self.workers = [context.Process(target=_spin, args=(limit_seconds,), daemon=True) for _ in range(processes)]
+        self.workers = [context.Process(target=_spin, args=(limit_seconds, os.getpid()), daemon=True) for _ in range(processes)]
         for worker in self.workers:
             worker.start()
 
