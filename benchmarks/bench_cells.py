@@ -12,11 +12,16 @@ with the flags of the tests (bench_sandboxes.FreshBrowser).
    the click event's time stamp to the output and the "Ran in" line being in the DOM (cell queue, worker round trip,
    Python, drawing). The baseline is a constant: the 30 ms the issue asks for (a peer, Pyodide-MkDocs-Theme, was
    measured at 333 ms for its warm run).
-2. **Respawn ÷ first boot.** First boot: from the runtime leaving `idle` (the sandbox scrolled into view) to the
-   sandbox's first live figure, cold. Respawn: the endless loop runs past its 2 s limit and the worker is
-   terminated; the sandbox asks for a fresh one in the same task (its runtimeChanged, so `booting` is the moment of
-   the kill), and from there to its next live figure, drawn by itself with a warm HTTP cache (runtime files, numpy and our wheel from cache; Chromium's compiled-wasm
-   cache). Both come from one probe subscribed to ExplainerRuntime (its public `subscribe`), in the same profile.
+2. **Respawn ÷ first boot.** First boot: from the worker's start (boot.js's `explainer:worker-start` mark, right
+   after the first paint) to the sandbox's first live figure (`explainer:first-live`), cold, with the sandbox
+   scrolled into view as soon as the page commits, so the figure waits for the boot and nothing else. Respawn: the
+   endless loop runs past its 2 s limit and the worker is terminated; the sandbox asks for a fresh one in the same
+   task (its runtimeChanged, so `booting` is the moment of the kill), and from there to its next live figure, drawn
+   by itself. That boot reads the runtime's files from the warm HTTP cache and instantiates the pyodide.asm.wasm
+   module the first worker compiled (runtime.js hands it on). Each sample respawns twice, once as the page does and
+   once with that module dropped first (HTTP cache only: the way it was before the hand-off), alternating which
+   goes first; the second row is their ratio. Times come from one probe subscribed to ExplainerRuntime (its public
+   `subscribe`), in the same profile.
 3. **A sandbox update while a cell runs ÷ the same update idle** (reported, no target): the documented cost of the
    one-queue choice. The slider is moved 0.2 s into a cell that computes for 1 s; the update's own
    `performance.measure("explainer:update:<id>")` (input → SVG) is compared with the same key press with nothing
@@ -37,7 +42,7 @@ import support
 from benchmarks import Ratio
 from benchmarks.bench_sandboxes import FreshBrowser, _check_prerequisites
 
-SAMPLES = 3  # fresh profiles, each: a first boot, warm runs, renders, a respawn
+SAMPLES = 4  # fresh profiles, each: a first boot, warm runs, renders, two respawns (with and without the module)
 WARM_UP_RUNS, TIMED_RUNS = 5, 40
 IDLE_UPDATES = 10
 RUN_BUDGET_SECONDS = 0.030
@@ -108,12 +113,15 @@ def _run(page, cell: str) -> None:
 
 
 def _first_boot_ms(page) -> float:
+    """Cold: from the worker's start to the first live figure (the page was opened at commit, the sandbox in view)."""
+    page.locator("figure.sandbox").scroll_into_view_if_needed(timeout=BOOT_TIMEOUT_MS)
+    page.wait_for_function("() => performance.getEntriesByName('explainer:first-live').length > 0",
+                           timeout=BOOT_TIMEOUT_MS)
     page.evaluate(PROBE)
-    page.locator("figure.sandbox").scroll_into_view_if_needed()
-    page.wait_for_function("window.cellsBench.draws.length > 0", timeout=BOOT_TIMEOUT_MS)
     return page.evaluate("""() => {
-      const boot = window.cellsBench.states.find((s) => s.state === 'booting');
-      return window.cellsBench.draws[0].t - boot.t;
+      const [start] = performance.getEntriesByName('explainer:worker-start');
+      if (!start) throw new Error('boot.js did not start the worker: no explainer:worker-start mark');
+      return performance.getEntriesByName('explainer:first-live')[0].startTime - start.startTime;
     }""")
 
 
@@ -148,11 +156,17 @@ def _update_ms(page, during_cell: str | None) -> float:
     return page.evaluate("id => performance.getEntriesByName(`explainer:update:${id}`).at(-1).duration", figure_id)
 
 
-def _respawn_ms(page) -> float:
+def _respawn_ms(page, hand_on: bool) -> float:
+    """The endless loop is killed past its limit; from the kill to the sandbox's next live figure. Without `hand_on`
+    the compiled pyodide.asm.wasm runtime.js keeps is dropped first, so the fresh worker compiles it again."""
     cell = _cell(page, "Runaway")
-    draws = page.evaluate("window.cellsBench.draws.length")
+    draws = page.evaluate("hand => { if (!hand) ExplainerRuntime.compiledWasm = null; "
+                          "return window.cellsBench.draws.length; }", hand_on)
     page.evaluate("id => document.querySelector(`#${id} .cell__run`).click()", cell)
     page.wait_for_function("n => window.cellsBench.draws.length > n", arg=draws, timeout=BOOT_TIMEOUT_MS)
+    page.wait_for_function("() => ExplainerRuntime.state === 'ready'", timeout=BOOT_TIMEOUT_MS)
+    if page.evaluate("ExplainerRuntime.reusedWasm") is not hand_on:
+        raise RuntimeError(f"bench_cells: the respawned worker {'did not reuse' if hand_on else 'reused'} the module")
     return page.evaluate("""n => {
       const probe = window.cellsBench;
       const respawned = probe.states.filter((s) => s.state === 'booting').at(-1);
@@ -160,16 +174,18 @@ def _respawn_ms(page) -> float:
     }""", draws)
 
 
-def _sample(playwright, executable: str, site_url: str, origin: str) -> dict:
+def _sample(playwright, executable: str, site_url: str, origin: str, index: int) -> dict:
     with FreshBrowser(playwright, executable, origin) as browser:
         page = browser.page
-        page.goto(site_url + "cells/")
+        page.goto(site_url + "cells/", wait_until="commit")
+        result = {"boot": _first_boot_ms(page)}
         page.wait_for_function("[...document.querySelectorAll('.cell')].every(c => c.dataset.state === 'ready')")
-        result = {"boot": _first_boot_ms(page), "runs": _run_ms(page)}
+        result["runs"] = _run_ms(page)
         busy = _cell(page, "Busy")
         result["idle_update"] = statistics.median(_update_ms(page, None) for _ in range(IDLE_UPDATES))
         result["busy_update"] = _update_ms(page, busy)
-        result["respawn"] = _respawn_ms(page)
+        for hand_on in (True, False) if index % 2 else (False, True):
+            result["respawn" if hand_on else "recompiled"] = _respawn_ms(page, hand_on)
         result["stages"] = page.evaluate("window.cellsBench.stages.map((s) => [s.stage, Math.round(s.t)])")
         browser.check("cells page")
     return result
@@ -190,16 +206,18 @@ def run() -> list[Ratio]:
             if build.returncode:
                 raise RuntimeError(f"bench_cells: `mkdocs build --strict` failed:\n{build.stderr[-3000:]}")
             with sync_playwright() as playwright:
-                for _ in range(SAMPLES):
-                    samples.append(_sample(playwright, executable, server.url, urlsplit(server.url).netloc))
+                for index in range(SAMPLES):
+                    samples.append(_sample(playwright, executable, server.url, urlsplit(server.url).netloc, index))
         finally:
             server.close()
 
     runs = np.array([ms for sample in samples for ms in sample["runs"]]) / 1e3
     boots, respawns = [s["boot"] for s in samples], [s["respawn"] for s in samples]
+    recompiled = [s["recompiled"] for s in samples]
     print(f"bench_cells: print(1) run → output: p50 {np.percentile(runs, 50) * 1e3:.1f} ms, p95 "
           f"{np.percentile(runs, 95) * 1e3:.1f} ms, max {runs.max() * 1e3:.1f} ms over {runs.size} runs; first boots "
-          f"(ms) {[round(v) for v in boots]}, respawns {[round(v) for v in respawns]}; updates idle "
+          f"(ms) {[round(v) for v in boots]}, respawns {[round(v) for v in respawns]} (module dropped: "
+          f"{[round(v) for v in recompiled]}); updates idle "
           f"{[round(s['idle_update'], 1) for s in samples]}, during a 1 s cell "
           f"{[round(s['busy_update']) for s in samples]}", file=sys.stderr)
     for sample in samples:
@@ -210,6 +228,8 @@ def run() -> list[Ratio]:
               float(np.percentile(runs, 95)), RUN_BUDGET_SECONDS, "30 ms (a constant; peer: 333 ms)", 1.0),
         Ratio("worker respawn → sandbox live again", statistics.median(respawns) / 1e3,
               statistics.median(boots) / 1e3, "first boot → sandbox live, cold", 0.6),
+        Ratio("respawn, compiled wasm handed on", statistics.median(respawns) / 1e3,
+              statistics.median(recompiled) / 1e3, "respawn, wasm compiled again (HTTP cache)", None),
         Ratio("sandbox update while a 1 s cell runs", statistics.median(s["busy_update"] for s in samples) / 1e3,
               statistics.median(s["idle_update"] for s in samples) / 1e3, "the same update, worker idle", None),
         Ratio("editor bundle, gzipped (bytes)", bundle, BUNDLE_BUDGET_BYTES, "150 KB (a constant)", 1.0, unit="n"),

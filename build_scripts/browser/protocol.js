@@ -1,8 +1,12 @@
 /* The one definition of the messages between the page (runtime.js) and the Pyodide worker (worker.js).
  *
  *   page → worker   {id, op, args}
- *       op "boot"    args: {manifest, base, revalidate}               value: {booted: true, interrupts: bool}
- *                    (runtime.json's JSON, its URL, true on a retry's boot: ask the server again past caches)
+ *       op "boot"    args: {manifest, base, revalidate, wasm}         value: {booted: true, interrupts: bool,
+ *                                                                             interruptBuffer, wasm, reusedWasm}
+ *                    (runtime.json's JSON, its URL, true on a retry's boot: ask the server again past caches, and
+ *                    the WebAssembly.Module of pyodide.asm.wasm an earlier worker of the visit replied, or null;
+ *                    the reply's `wasm` is the module this worker runs, null unless its bytes were checked, and
+ *                    `reusedWasm` says whether it was the one the request handed on)
  *       op "render"  args: {sandbox, params}                          value: the figure description
  *       op "run"     args: {code, session, setup, check}              value: {result, check}
  *       op "reset"   args: {session}                                  value: {reset: bool}

@@ -99,6 +99,10 @@
       this.generation = 0;  // bumped whenever a worker is dropped: late events of an old worker are ignored
       this.views = new Set();
       this.revalidate = false;  // set by retry(): see the boot's `revalidate` in README.md
+      // pyodide.asm.wasm as a worker of this visit compiled it from checked bytes: handed to the next worker, which
+      // then neither downloads nor compiles it (see the boot's `wasm` in README.md)
+      this.compiledWasm = null;
+      this.reusedWasm = false;  // whether the current worker was booted from that module
     }
 
     subscribe(view) {
@@ -123,6 +127,7 @@
       this.dropWorker("the worker was stopped for a retry");
       this.state = "idle";
       this.revalidate = true;  // the boot asks the server again rather than trust a cached copy of a bad file
+      this.compiledWasm = null;  // nor a module compiled before
       this.start();
     }
 
@@ -159,6 +164,8 @@
           throw Object.assign(new RuntimeFailure(firstLine(message.error.message)), {detail: message.error.detail});
         }
         this.interruptBuffer = message.value.interruptBuffer || null;
+        this.compiledWasm = message.value.wasm || this.compiledWasm;
+        this.reusedWasm = Boolean(message.value.reusedWasm);
         this.stopped = null;
         this.state = "ready";
         this.notify();
@@ -175,8 +182,8 @@
     spawn(options) {
       const name = `explainer-worker-${Math.random().toString(36).slice(2)}-${Date.now()}`;
       this.attach(new Worker(WORKER_URL, {name}));
-      return this.call(OPS.BOOT, {manifest: this.source.raw, base: this.source.base, revalidate: this.revalidate},
-        options);
+      return this.call(OPS.BOOT, {manifest: this.source.raw, base: this.source.base, revalidate: this.revalidate,
+        wasm: this.compiledWasm}, options);
     }
 
     /** Take over the worker boot.js started: its boot request becomes ours, and what it said meanwhile is replayed. */

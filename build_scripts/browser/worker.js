@@ -4,7 +4,8 @@
  *         manifest.pyodide.indexURL), numpy's wheel and the explainer wheel (unpacked into site-packages; see
  *         loadRuntime); with cross-origin isolation it also sets Pyodide's interrupt buffer and hands it to the page,
  *         so a runaway cell can be stopped without losing the worker. Every file of the boot is checked, and a failed
- *         download is named (see "downloads" below).
+ *         download is named (see "downloads" below). Its reply carries the compiled pyodide.asm.wasm, which the page
+ *         hands to the next worker of the visit (see "the compiled runtime" below).
  * render  explainer.sandbox.render_json(sandbox, params).
  * run     explainer.live.run_cell_json: a reader's code cell; its output streams back as progress messages.
  * reset   forgets a cell session's variables.
@@ -137,6 +138,7 @@ async function whyFailed(url, integrity) {
 
 async function checkedFetch(input, init) {
   const url = new URL(input instanceof Request ? input.url : String(input), self.location.href).href;
+  if (url === compiledRuntime.url && compiledRuntime.given) return emptyWasm();  // instantiated from the given module
   const options = {...init};
   const integrity = options.integrity || downloads.integrity.get(url) || "";
   if (integrity) options.integrity = integrity;
@@ -186,6 +188,53 @@ function describeFailure({url, kind, detail}, label) {
 
 function firstFailureOf(stageName) {
   return downloads.failures.find((failure) => stageOf(failure.url) === stageName) || null;
+}
+
+// ---- the compiled runtime, handed on within a visit ----------------------------------------------------------------
+//
+// Compiling pyodide.asm.wasm (10 MB) and then compiling its functions as they first run is a good part of a boot. The
+// worker keeps the WebAssembly.Module Pyodide's instantiateStreaming made from the checked download and gives it to the
+// page with its boot reply; when this worker is replaced (runaway code, a crash), the page hands the module to the next
+// one in its boot request, which instantiates it instead of downloading and compiling the file again (and finds the
+// code already compiled). A module is given out only when its bytes were checked (pyodide.files has the file's
+// integrity), so a module the page hands back came from checked bytes.
+
+const nativeInstantiateStreaming = WebAssembly.instantiateStreaming.bind(WebAssembly);
+const compiledRuntime = {
+  url: "",  // pyodide.asm.wasm's absolute URL
+  given: null,  // the module the boot request handed on, until it has been used (or failed)
+  module: null,  // the module this worker's runtime runs, to give out; null when its bytes were not checked
+  reused: false,  // whether this worker's runtime was instantiated from a given module
+};
+
+function expectCompiledRuntime(indexURL, given) {
+  compiledRuntime.url = indexURL + "pyodide.asm.wasm";
+  compiledRuntime.given = given instanceof WebAssembly.Module ? given : null;
+}
+
+/** What the fetch of pyodide.asm.wasm answers when a module was given: nothing to download. */
+function emptyWasm() {
+  return new Response(new ArrayBuffer(0), {headers: {"content-type": "application/wasm"}});
+}
+
+/** Pyodide's one instantiateStreaming (of pyodide.asm.wasm) during loadPyodide: from the given module when there is
+ * one, else compiled from the checked download as usual. A given module that does not fit the runtime's imports is
+ * dropped, and the file downloaded after all. */
+async function instantiateRuntime(source, imports) {
+  const given = compiledRuntime.given;
+  compiledRuntime.given = null;
+  if (given) {
+    try {
+      const instance = await WebAssembly.instantiate(given, imports);
+      Object.assign(compiledRuntime, {module: given, reused: true});
+      return {module: given, instance};
+    } catch (error) {
+      source = fetch(compiledRuntime.url);
+    }
+  }
+  const result = await nativeInstantiateStreaming(source, imports);
+  if (downloads.integrity.has(compiledRuntime.url)) compiledRuntime.module = result.module;
+  return result;
 }
 
 // ---- boot ------------------------------------------------------------------------------------------------------------
@@ -268,9 +317,10 @@ if finder is not None:
  * Every file is checked by Subresource Integrity (checkedFetch): Pyodide's own by pyodide.files, numpy's by the
  * official lock's hash, ours, and the standard library and lock when the build precompiled them.
  */
-async function loadRuntime(id, manifest, revalidate) {
+async function loadRuntime(id, manifest, revalidate, wasm) {
   expectFiles(manifest, revalidate);
   const indexURL = manifest.pyodide.indexURL;
+  expectCompiledRuntime(indexURL, wasm);
   const stdlib = manifest.stdlib && download(manifest.stdlib.url);
   const numpy = download(manifest.numpy.url);
   const wheel = download(manifest.wheel.url);
@@ -281,10 +331,13 @@ async function loadRuntime(id, manifest, revalidate) {
     const options = {indexURL};
     if (stdlib) options.stdLibURL = URL.createObjectURL(new Blob([await stdlib]));  // the checked bytes, not a refetch
     if (manifest.lock) options.lockFileURL = manifest.lock.url;
+    WebAssembly.instantiateStreaming = instantiateRuntime;
     try {
       nativeImportScripts(loader);
       return await self.loadPyodide(options);
     } finally {
+      WebAssembly.instantiateStreaming = nativeInstantiateStreaming;
+      compiledRuntime.given = null;
       for (const script of downloads.scripts.values()) URL.revokeObjectURL(script);
       downloads.scripts.clear();
     }
@@ -304,16 +357,17 @@ async function loadRuntime(id, manifest, revalidate) {
   });
 }
 
-async function boot(id, {manifest, base, revalidate = false}) {
+async function boot(id, {manifest, base, revalidate = false, wasm = null}) {
   if (!booting) {
-    booting = Promise.resolve().then(() => loadRuntime(id, Protocol.resolveManifest(manifest, base), revalidate))
+    booting = Promise.resolve().then(() => loadRuntime(id, Protocol.resolveManifest(manifest, base), revalidate, wasm))
       .then((entries) => {
         python = entries;
       });
   }
   try {
     await booting;
-    post(Protocol.success(id, {booted: true, interrupts: interruptBuffer !== null, interruptBuffer}));
+    post(Protocol.success(id, {booted: true, interrupts: interruptBuffer !== null, interruptBuffer,
+      wasm: compiledRuntime.module, reusedWasm: compiledRuntime.reused}));
   } catch (error) {
     post(Protocol.failure(id, {kind: "runtime", stage: error.stage || null, file: error.file || null,
       message: firstLine(error), detail: error.detail || String(error.stack || error)}));

@@ -124,6 +124,59 @@ def test_runaway_code_is_stopped_by_a_fresh_worker_and_the_page_never_freezes(br
     browser.assert_clean()
 
 
+def stop_by_runaway_code(page) -> None:
+    """Terminate the worker the way a cell past its limit does (no isolation headers here)."""
+    outcome = page.evaluate("() => ask('run', {code: 'while True:\\n    pass'}, {timeoutMs: 300})")
+    assert outcome["stopped"]["culprit"] is True, outcome
+    assert page.evaluate("ExplainerRuntime.state") == "idle"
+
+
+def restart(page) -> list[str]:
+    """Boot a fresh worker in the same page; the requests it made for pyodide.asm.wasm."""
+    wasm_requests = []
+
+    def note(request):
+        if request.url.endswith("/pyodide.asm.wasm"):
+            wasm_requests.append(request.url)
+
+    page.context.on("request", note)
+    try:
+        page.evaluate("ExplainerRuntime.start()")
+        page.wait_for_function("() => ExplainerRuntime.state === 'ready'", timeout=BOOT_TIMEOUT_MS)
+    finally:
+        page.context.remove_listener("request", note)
+    return wasm_requests
+
+
+# (module (import "absent" "f" (func))): compiles, but no runtime can instantiate it with Pyodide's imports.
+UNFIT_MODULE = "new WebAssembly.Module(new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 4, 1, 96, 0, 0, " \
+    "2, 12, 1, 6, 97, 98, 115, 101, 110, 116, 1, 102, 0, 0]))"
+
+
+def test_a_fresh_worker_instantiates_the_runtime_its_predecessor_compiled_and_answers(browser, site_url, harness):
+    page = browser.page
+    boot(page, site_url + harness)
+    assert page.evaluate("[ExplainerRuntime.reusedWasm, ExplainerRuntime.compiledWasm instanceof WebAssembly.Module]") \
+        == [False, True], "the first worker compiles pyodide.asm.wasm and hands the module to the page"
+    ask(page, "run", {"code": "kept = 42"})
+    stop_by_runaway_code(page)
+
+    assert restart(page) == [], "the fresh worker neither downloads pyodide.asm.wasm nor reads it from the cache"
+    assert page.evaluate("ExplainerRuntime.reusedWasm") is True
+    render = ask(page, "render", {"sandbox": "projection_shadow", "params": {}})["message"]
+    assert render["ok"] is True and render["value"]["figure"]["marks"], render
+    assert "NameError" in ask(page, "run", {"code": "kept"})["message"]["error"]["message"], "a fresh worker"
+
+    # A module that does not fit the runtime is dropped: the worker downloads the file and compiles it after all.
+    page.evaluate(f"ExplainerRuntime.compiledWasm = {UNFIT_MODULE}")
+    stop_by_runaway_code(page)
+    assert len(restart(page)) == 1
+    assert page.evaluate("[ExplainerRuntime.reusedWasm, "
+                         "WebAssembly.Module.exports(ExplainerRuntime.compiledWasm).length > 100]") == [False, True]
+    assert ask(page, "render", {"sandbox": "projection_shadow", "params": {}})["message"]["ok"] is True
+    browser.assert_clean()
+
+
 class TestWithCrossOriginIsolation:
     """The same site served with COOP/COEP headers: the runtime gets Pyodide's interrupt buffer."""
 
