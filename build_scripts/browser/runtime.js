@@ -99,10 +99,10 @@
       this.generation = 0;  // bumped whenever a worker is dropped: late events of an old worker are ignored
       this.views = new Set();
       this.revalidate = false;  // set by retry(): see the boot's `revalidate` in README.md
-      // pyodide.asm.wasm as a worker of this visit compiled it from checked bytes: handed to the next worker, which
-      // then neither downloads nor compiles it (see the boot's `wasm` in README.md)
-      this.compiledWasm = null;
-      this.reusedWasm = false;  // whether the current worker was booted from that module
+      // Handed to the next worker, so that a respawn is cheaper than the first boot (README.md, "Handed on"):
+      this.compiledWasm = null;  // pyodide.asm.wasm as a worker of this visit compiled it from checked bytes
+      this.installed = null;  // the files numpy's and our wheel put in site-packages, as a worker sent them
+      this.reused = {wasm: false, installed: false};  // what the current worker was booted from
     }
 
     subscribe(view) {
@@ -127,7 +127,7 @@
       this.dropWorker("the worker was stopped for a retry");
       this.state = "idle";
       this.revalidate = true;  // the boot asks the server again rather than trust a cached copy of a bad file
-      this.compiledWasm = null;  // nor a module compiled before
+      this.compiledWasm = this.installed = null;  // nor anything an earlier worker made
       this.start();
     }
 
@@ -165,7 +165,7 @@
         }
         this.interruptBuffer = message.value.interruptBuffer || null;
         this.compiledWasm = message.value.wasm || this.compiledWasm;
-        this.reusedWasm = Boolean(message.value.reusedWasm);
+        this.reused = {wasm: false, installed: false, ...message.value.reused};
         this.stopped = null;
         this.state = "ready";
         this.notify();
@@ -183,7 +183,7 @@
       const name = `explainer-worker-${Math.random().toString(36).slice(2)}-${Date.now()}`;
       this.attach(new Worker(WORKER_URL, {name}));
       return this.call(OPS.BOOT, {manifest: this.source.raw, base: this.source.base, revalidate: this.revalidate,
-        wasm: this.compiledWasm}, options);
+        wasm: this.compiledWasm, installed: this.installed}, options);
     }
 
     /** Take over the worker boot.js started: its boot request becomes ours, and what it said meanwhile is replayed. */
@@ -251,6 +251,7 @@
     receive(message) {
       if (Protocol.isEvent(message)) {
         if (message.event === "ready") this.watch(message.lock);
+        if (message.event === "installed") this.installed = message.files;
         return;
       }
       const call = message && this.calls.get(message.id);

@@ -4,8 +4,9 @@
  *         manifest.pyodide.indexURL), numpy's wheel and the explainer wheel (unpacked into site-packages; see
  *         loadRuntime); with cross-origin isolation it also sets Pyodide's interrupt buffer and hands it to the page,
  *         so a runaway cell can be stopped without losing the worker. Every file of the boot is checked, and a failed
- *         download is named (see "downloads" below). Its reply carries the compiled pyodide.asm.wasm, which the page
- *         hands to the next worker of the visit (see "the compiled runtime" below).
+ *         download is named (see "downloads" below). Its reply carries the compiled pyodide.asm.wasm, and before the
+ *         first run the worker sends the files the wheels installed; the page hands both to the next worker of the
+ *         visit, which starts from them (see "the compiled runtime" and "the installed packages" below).
  * render  explainer.sandbox.render_json(sandbox, params).
  * run     explainer.live.run_cell_json: a reader's code cell; its output streams back as progress messages.
  * reset   forgets a cell session's variables.
@@ -33,6 +34,9 @@ let booting = null;  // the boot promise: the runtime is booted at most once per
 let python = null;  // the explainer entry points, once booted
 let interruptBuffer = null;  // Uint8Array over a SharedArrayBuffer, when the page is cross-origin isolated
 let outputTarget = null;  // the id of the run whose output the emitter is sending
+// What the page already holds to hand to a next worker: installed, the files of site-packages (see "the installed
+// packages"); given, whether this worker's came from the boot request
+const handedOn = {installed: false, given: false};
 const queue = [];  // requests not yet run (a stream's next chunk is queued as a request too)
 const streams = new Map();  // request id → open stream handle
 let pumpScheduled = false;
@@ -292,21 +296,76 @@ function entryPoints(pyodide) {
     openStream: live.open_stream,
     stepStream: live.step_stream,
     closeStream: live.close_stream,
+    readInstalled: () => readInstalled(pyodide),
   };
 }
 
-/** Unpack a wheel into site-packages and tell that folder's finder (only it: invalidating every finder makes the
- * standard library's zipimporter re-read its whole directory, a few hundred ms). */
-function installWheel(pyodide, buffer) {
-  // Without extractDir, unpackArchive unpacks into the working directory, not site-packages.
-  const sitePackages = pyodide.runPython("import sysconfig; sysconfig.get_path('purelib')");
-  pyodide.unpackArchive(buffer, "wheel", {extractDir: sitePackages});
+function sitePackagesOf(pyodide) {
+  return pyodide.runPython("import sysconfig; sysconfig.get_path('purelib')");
+}
+
+/** Tell site-packages' finder that files arrived (only it: invalidating every finder makes the standard library's
+ * zipimporter re-read its whole directory, a few hundred ms). */
+function forgetListing(pyodide, sitePackages) {
   pyodide.runPython(`
 import sys
 finder = sys.path_importer_cache.get(${JSON.stringify(sitePackages)})
 if finder is not None:
     finder.invalidate_caches()
 `);
+}
+
+/** Unpack a wheel into site-packages. */
+function installWheel(pyodide, buffer) {
+  // Without extractDir, unpackArchive unpacks into the working directory, not site-packages.
+  const sitePackages = sitePackagesOf(pyodide);
+  pyodide.unpackArchive(buffer, "wheel", {extractDir: sitePackages});
+  forgetListing(pyodide, sitePackages);
+}
+
+// ---- the installed packages, handed on within a visit ------------------------------------------------------------
+//
+// Unpacking numpy's wheel in Python (419 files, 14 MB) takes a few hundred ms of every boot; writing the same files
+// into the file system takes a fraction of that. Before the first cell runs (runaway code is what gets a worker
+// replaced), the worker reads back every file in site-packages, which holds nothing but what the two checked wheels
+// put there since no reader's code has run yet, and sends them to the page ({event: "installed"}); the page hands
+// them to its next worker in the boot request (`installed`), which writes them instead of downloading and unpacking
+// the wheels.
+
+/** Every file in site-packages: [[path relative to it, bytes], ...]. */
+function readInstalled(pyodide) {
+  const FS = pyodide.FS;
+  const root = sitePackagesOf(pyodide);
+  const files = [];
+  (function walk(folder) {
+    for (const name of FS.readdir(root + folder)) {
+      if (name === "." || name === "..") continue;
+      const path = `${folder}/${name}`;
+      if (FS.isDir(FS.stat(root + path).mode)) walk(path);
+      else files.push([path.slice(1), FS.readFile(root + path)]);
+    }
+  })("");
+  return files;
+}
+
+/** Write files readInstalled gave (in an earlier worker) into site-packages. */
+function writeInstalled(pyodide, files) {
+  const FS = pyodide.FS;
+  const root = sitePackagesOf(pyodide);
+  for (const [path, bytes] of files) {
+    const file = `${root}/${path}`;
+    FS.mkdirTree(file.slice(0, file.lastIndexOf("/")));
+    FS.writeFile(file, bytes);
+  }
+  forgetListing(pyodide, root);
+}
+
+/** Once per worker, before the reader's first code: send the page what it needs to skip the wheels next time. */
+function sendInstalled() {
+  if (handedOn.installed || !python) return;
+  handedOn.installed = true;  // the page has them (it gave them, or gets them now)
+  const files = python.readInstalled();
+  self.postMessage({event: "installed", files}, files.map(([, bytes]) => bytes.buffer));
 }
 
 /**
@@ -317,13 +376,15 @@ if finder is not None:
  * Every file is checked by Subresource Integrity (checkedFetch): Pyodide's own by pyodide.files, numpy's by the
  * official lock's hash, ours, and the standard library and lock when the build precompiled them.
  */
-async function loadRuntime(id, manifest, revalidate, wasm) {
+async function loadRuntime(id, manifest, revalidate, wasm, installed) {
   expectFiles(manifest, revalidate);
   const indexURL = manifest.pyodide.indexURL;
   expectCompiledRuntime(indexURL, wasm);
+  const files = Array.isArray(installed) && installed.length ? installed : null;  // else the wheels
+  handedOn.installed = handedOn.given = files !== null;
   const stdlib = manifest.stdlib && download(manifest.stdlib.url);
-  const numpy = download(manifest.numpy.url);
-  const wheel = download(manifest.wheel.url);
+  const numpy = files ? null : download(manifest.numpy.url);
+  const wheel = files ? null : download(manifest.wheel.url);
   const pyodide = await stage(id, "runtime", async () => {
     // pyodide.js loads pyodide.asm.js with importScripts: both are fetched and checked first (see "downloads").
     const [loader] = await Promise.all([checkedScript(indexURL + "pyodide.js"),
@@ -343,12 +404,13 @@ async function loadRuntime(id, manifest, revalidate, wasm) {
     }
   });
   await stage(id, "numpy", async () => {
-    installWheel(pyodide, await numpy);
+    if (files) writeInstalled(pyodide, files);  // numpy's and our wheel's files at once
+    else installWheel(pyodide, await numpy);
     pyodide.loadedPackages.numpy = "default channel";  // so a later loadPackage("numpy") does not install it again
     pyodide.runPython("import numpy");
   });
   return stage(id, "explainer", async () => {
-    installWheel(pyodide, await wheel);
+    if (!files) installWheel(pyodide, await wheel);
     if (self.crossOriginIsolated && typeof SharedArrayBuffer === "function") {
       interruptBuffer = new Uint8Array(new SharedArrayBuffer(1));
       pyodide.setInterruptBuffer(interruptBuffer);
@@ -357,9 +419,10 @@ async function loadRuntime(id, manifest, revalidate, wasm) {
   });
 }
 
-async function boot(id, {manifest, base, revalidate = false, wasm = null}) {
+async function boot(id, {manifest, base, revalidate = false, wasm = null, installed = null}) {
   if (!booting) {
-    booting = Promise.resolve().then(() => loadRuntime(id, Protocol.resolveManifest(manifest, base), revalidate, wasm))
+    booting = Promise.resolve()
+      .then(() => loadRuntime(id, Protocol.resolveManifest(manifest, base), revalidate, wasm, installed))
       .then((entries) => {
         python = entries;
       });
@@ -367,7 +430,7 @@ async function boot(id, {manifest, base, revalidate = false, wasm = null}) {
   try {
     await booting;
     post(Protocol.success(id, {booted: true, interrupts: interruptBuffer !== null, interruptBuffer,
-      wasm: compiledRuntime.module, reusedWasm: compiledRuntime.reused}));
+      wasm: compiledRuntime.module, reused: {wasm: compiledRuntime.reused, installed: handedOn.given}}));
   } catch (error) {
     post(Protocol.failure(id, {kind: "runtime", stage: error.stage || null, file: error.file || null,
       message: firstLine(error), detail: error.detail || String(error.stack || error)}));
@@ -386,6 +449,7 @@ function render(id, {sandbox, params}) {
 }
 
 function run(id, args) {
+  sendInstalled();
   if (interruptBuffer) interruptBuffer[0] = 0;  // an interrupt meant for an earlier run must not stop this one
   outputTarget = id;
   try {

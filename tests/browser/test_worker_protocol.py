@@ -7,6 +7,7 @@ The page is a bare harness placed into the built site (so runtime.json, the whee
 loads protocol.js and runtime.js, nothing else.
 """
 
+import numpy as np
 import pytest
 
 from support import CROSS_ORIGIN_ISOLATION, StaticSiteServer
@@ -132,12 +133,12 @@ def stop_by_runaway_code(page) -> None:
 
 
 def restart(page) -> list[str]:
-    """Boot a fresh worker in the same page; the requests it made for pyodide.asm.wasm."""
-    wasm_requests = []
+    """Boot a fresh worker in the same page; the files of the boot it requested (Pyodide's wasm and the wheels)."""
+    requested = []
 
     def note(request):
-        if request.url.endswith("/pyodide.asm.wasm"):
-            wasm_requests.append(request.url)
+        if request.url.endswith((".wasm", ".whl")):
+            requested.append(request.url.rsplit("/", 1)[-1])
 
     page.context.on("request", note)
     try:
@@ -145,7 +146,7 @@ def restart(page) -> list[str]:
         page.wait_for_function("() => ExplainerRuntime.state === 'ready'", timeout=BOOT_TIMEOUT_MS)
     finally:
         page.context.remove_listener("request", note)
-    return wasm_requests
+    return sorted(requested)
 
 
 # (module (import "absent" "f" (func))): compiles, but no runtime can instantiate it with Pyodide's imports.
@@ -153,26 +154,35 @@ UNFIT_MODULE = "new WebAssembly.Module(new Uint8Array([0, 97, 115, 109, 1, 0, 0,
     "2, 12, 1, 6, 97, 98, 115, 101, 110, 116, 1, 102, 0, 0]))"
 
 
-def test_a_fresh_worker_instantiates_the_runtime_its_predecessor_compiled_and_answers(browser, site_url, harness):
+def test_a_fresh_worker_starts_from_what_its_predecessor_compiled_and_unpacked_and_answers(browser, site_url, harness):
     page = browser.page
     boot(page, site_url + harness)
-    assert page.evaluate("[ExplainerRuntime.reusedWasm, ExplainerRuntime.compiledWasm instanceof WebAssembly.Module]") \
-        == [False, True], "the first worker compiles pyodide.asm.wasm and hands the module to the page"
+    assert page.evaluate("[ExplainerRuntime.reused, ExplainerRuntime.compiledWasm instanceof WebAssembly.Module, "
+                         "ExplainerRuntime.installed]") == [{"wasm": False, "installed": False}, True, None], \
+        "the first worker compiles pyodide.asm.wasm and hands the module to the page; nothing is installed yet"
     ask(page, "run", {"code": "kept = 42"})
+    installed = page.evaluate("ExplainerRuntime.installed.map(([path, bytes]) => [path, bytes.length])")
+    paths = {path for path, size in installed}
+    assert {"numpy/__init__.py", "explainer/sandbox.py"} <= paths, "before the first run: site-packages' files"
     stop_by_runaway_code(page)
 
-    assert restart(page) == [], "the fresh worker neither downloads pyodide.asm.wasm nor reads it from the cache"
-    assert page.evaluate("ExplainerRuntime.reusedWasm") is True
+    assert restart(page) == [], "the fresh worker downloads neither pyodide.asm.wasm nor a wheel, not even from cache"
+    assert page.evaluate("ExplainerRuntime.reused") == {"wasm": True, "installed": True}
     render = ask(page, "render", {"sandbox": "projection_shadow", "params": {}})["message"]
     assert render["ok"] is True and render["value"]["figure"]["marks"], render
     assert "NameError" in ask(page, "run", {"code": "kept"})["message"]["error"]["message"], "a fresh worker"
+    numbers = ask(page, "run", {"code": "import numpy as np\nfloat(np.linalg.norm(np.arange(3.0)))"})["message"]
+    assert numbers["value"]["result"] == repr(float(np.linalg.norm(np.arange(3.0)))), numbers
 
-    # A module that does not fit the runtime is dropped: the worker downloads the file and compiles it after all.
-    page.evaluate(f"ExplainerRuntime.compiledWasm = {UNFIT_MODULE}")
+    # A module that does not fit the runtime is dropped: the worker downloads the file and compiles it after all; with
+    # nothing installed handed on, it unpacks the wheels.
+    page.evaluate(f"ExplainerRuntime.compiledWasm = {UNFIT_MODULE}; ExplainerRuntime.installed = null")
     stop_by_runaway_code(page)
-    assert len(restart(page)) == 1
-    assert page.evaluate("[ExplainerRuntime.reusedWasm, "
-                         "WebAssembly.Module.exports(ExplainerRuntime.compiledWasm).length > 100]") == [False, True]
+    assert restart(page) == sorted(["pyodide.asm.wasm", "numpy-2.0.2-cp312-cp312-pyodide_2024_0_wasm32.whl",
+                                    "explainer-0.1.0-py3-none-any.whl"])
+    assert page.evaluate("[ExplainerRuntime.reused, "
+                         "WebAssembly.Module.exports(ExplainerRuntime.compiledWasm).length > 100]") \
+        == [{"wasm": False, "installed": False}, True]
     assert ask(page, "render", {"sandbox": "projection_shadow", "params": {}})["message"]["ok"] is True
     browser.assert_clean()
 
