@@ -18,9 +18,9 @@ with the flags of the tests (bench_sandboxes.FreshBrowser).
    endless loop runs past its 2 s limit and the worker is terminated; the sandbox asks for a fresh one in the same
    task (its runtimeChanged, so `booting` is the moment of the kill), and from there to its next live figure, drawn
    by itself. That boot starts from what runtime.js hands on (build_scripts/browser/README.md, "Handed on"): the
-   pyodide.asm.wasm module the first worker compiled and the files its wheels installed. Each sample respawns twice,
-   once as the page does and once with both dropped first (the HTTP cache only, as before the hand-off), alternating
-   which goes first; the second row is their ratio. Times come from one probe subscribed to ExplainerRuntime (its
+   pyodide.asm.wasm module the first worker compiled, the bytes it checked and the files its wheels installed. Each
+   sample respawns twice, once as the page does and once with all that dropped first (the HTTP cache only, as before
+   the hand-off), alternating which goes first; the second row is their ratio. Times come from one probe subscribed to ExplainerRuntime (its
    public `subscribe`), in the same profile.
 3. **A sandbox update while a cell runs ÷ the same update idle** (reported, no target): the documented cost of the
    one-queue choice. The slider is moved 0.2 s into a cell that computes for 1 s; the update's own
@@ -48,7 +48,7 @@ IDLE_UPDATES = 10
 RUN_BUDGET_SECONDS = 0.030
 BUNDLE_BUDGET_BYTES = 150_000
 BOOT_TIMEOUT_MS = 90_000
-HANDED_ON = ("wasm", "installed")  # what runtime.js hands a fresh worker (README.md in build_scripts/browser)
+HANDED_ON = ("wasm", "installed", "checked")  # what runtime.js hands a fresh worker (README.md in build_scripts/browser)
 
 PAGE = '''# Cells bench
 
@@ -166,7 +166,8 @@ def _respawn_ms(page, handed_on: tuple[str, ...] = HANDED_ON) -> float:
     would hand to the fresh worker and is not in `handed_on` is dropped first (so that worker compiles the wasm,
     or unpacks the wheels, again)."""
     cell = _cell(page, "Runaway")
-    drop = [field for name, field in (("wasm", "compiledWasm"), ("installed", "installed")) if name not in handed_on]
+    fields = {"wasm": "compiledWasm", "installed": "installed", "checked": "checked"}  # runtime.js's names
+    drop = [field for name, field in fields.items() if name not in handed_on]
     draws = page.evaluate("drop => { window.cellsBench.drop = drop; return window.cellsBench.draws.length; }", drop)
     page.evaluate("id => document.querySelector(`#${id} .cell__run`).click()", cell)
     page.wait_for_function("n => window.cellsBench.draws.length > n", arg=draws, timeout=BOOT_TIMEOUT_MS)

@@ -2,12 +2,13 @@
  *
  *   page → worker   {id, op, args}
  *       op "boot"    args: {manifest, base, revalidate,               value: {booted: true, interrupts: bool,
- *                           wasm, installed}                                 interruptBuffer, wasm, reused}
+ *                           wasm, installed, checked}                        interruptBuffer, wasm, checked, reused}
  *                    (runtime.json's JSON, its URL, true on a retry's boot: ask the server again past caches; then
  *                    what an earlier worker of the visit handed on, or null: the WebAssembly.Module of
- *                    pyodide.asm.wasm its reply carried, and the files of its "installed" event. The reply's `wasm`
- *                    is the module this worker runs, null unless its bytes were checked; `reused` is
- *                    {wasm: bool, installed: bool}, which of the two this worker was booted from)
+ *                    pyodide.asm.wasm and the {URL: Blob} of checked bytes its reply carried, and the files of its
+ *                    "installed" event. The reply's `wasm` is the module this worker runs, null unless its bytes
+ *                    were checked; `checked` the Blobs of Pyodide's scripts and standard library, checked; `reused`
+ *                    is {wasm, installed, checked}, booleans: which of the three this worker was booted from)
  *       op "render"  args: {sandbox, params}                          value: the figure description
  *       op "run"     args: {code, session, setup, check}              value: {result, check}
  *       op "reset"   args: {session}                                  value: {reset: bool}

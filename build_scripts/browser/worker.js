@@ -4,9 +4,10 @@
  *         manifest.pyodide.indexURL), numpy's wheel and the explainer wheel (unpacked into site-packages; see
  *         loadRuntime); with cross-origin isolation it also sets Pyodide's interrupt buffer and hands it to the page,
  *         so a runaway cell can be stopped without losing the worker. Every file of the boot is checked, and a failed
- *         download is named (see "downloads" below). Its reply carries the compiled pyodide.asm.wasm, and before the
- *         first run the worker sends the files the wheels installed; the page hands both to the next worker of the
- *         visit, which starts from them (see "the compiled runtime" and "the installed packages" below).
+ *         download is named (see "downloads" below). Its reply carries the compiled pyodide.asm.wasm and the checked
+ *         bytes of Pyodide's scripts and standard library, and before the first run the worker sends the files the
+ *         wheels installed; the page hands all three to the next worker of the visit, which starts from them (see
+ *         "checkedBlob", "the compiled runtime" and "the installed packages" below).
  * render  explainer.sandbox.render_json(sandbox, params).
  * run     explainer.live.run_cell_json: a reader's code cell; its output streams back as progress messages.
  * reset   forgets a cell session's variables.
@@ -172,9 +173,23 @@ function download(url) {
   return bytes;
 }
 
+// The bytes of Pyodide's two scripts and of the standard library, once checked, are kept as Blobs (which the page
+// holds and passes on without copying them) and go to the page with the boot's reply (`checked`: {URL: Blob}); the
+// next worker of the visit, given them, uses them as they are instead of reading and checking the files again.
+const checkedBlobs = {given: {}, kept: {}, reused: false};
+
+/** A file of the boot as a Blob of checked bytes: the one the boot request handed on, else downloaded now. */
+async function checkedBlob(url, type = "") {
+  const given = checkedBlobs.given[url];
+  if (given instanceof Blob) checkedBlobs.reused = true;
+  const blob = given instanceof Blob ? given : new Blob([await download(url)], {type});
+  if (downloads.integrity.has(url)) checkedBlobs.kept[url] = blob;  // handed on only when checked
+  return blob;
+}
+
 /** A script fetched and checked by checkedFetch, as a blob: URL importScripts can run. */
 async function checkedScript(url) {
-  const script = URL.createObjectURL(new Blob([await download(url)], {type: "text/javascript"}));
+  const script = URL.createObjectURL(await checkedBlob(url, "text/javascript"));
   downloads.scripts.set(url, script);
   return script;
 }
@@ -376,13 +391,15 @@ function sendInstalled() {
  * Every file is checked by Subresource Integrity (checkedFetch): Pyodide's own by pyodide.files, numpy's by the
  * official lock's hash, ours, and the standard library and lock when the build precompiled them.
  */
-async function loadRuntime(id, manifest, revalidate, wasm, installed) {
+async function loadRuntime(id, manifest, revalidate, {wasm, installed, checked}) {
   expectFiles(manifest, revalidate);
   const indexURL = manifest.pyodide.indexURL;
   expectCompiledRuntime(indexURL, wasm);
+  checkedBlobs.given = checked && typeof checked === "object" ? checked : {};
   const files = Array.isArray(installed) && installed.length ? installed : null;  // else the wheels
   handedOn.installed = handedOn.given = files !== null;
-  const stdlib = manifest.stdlib && download(manifest.stdlib.url);
+  const stdlib = manifest.stdlib && checkedBlob(manifest.stdlib.url);
+  if (stdlib) stdlib.catch(() => {});  // reported by the stage that waits for it
   const numpy = files ? null : download(manifest.numpy.url);
   const wheel = files ? null : download(manifest.wheel.url);
   const pyodide = await stage(id, "runtime", async () => {
@@ -390,7 +407,7 @@ async function loadRuntime(id, manifest, revalidate, wasm, installed) {
     const [loader] = await Promise.all([checkedScript(indexURL + "pyodide.js"),
       checkedScript(indexURL + "pyodide.asm.js")]);
     const options = {indexURL};
-    if (stdlib) options.stdLibURL = URL.createObjectURL(new Blob([await stdlib]));  // the checked bytes, not a refetch
+    if (stdlib) options.stdLibURL = URL.createObjectURL(await stdlib);  // the checked bytes, not a refetch
     if (manifest.lock) options.lockFileURL = manifest.lock.url;
     WebAssembly.instantiateStreaming = instantiateRuntime;
     try {
@@ -399,6 +416,7 @@ async function loadRuntime(id, manifest, revalidate, wasm, installed) {
     } finally {
       WebAssembly.instantiateStreaming = nativeInstantiateStreaming;
       compiledRuntime.given = null;
+      checkedBlobs.given = {};
       for (const script of downloads.scripts.values()) URL.revokeObjectURL(script);
       downloads.scripts.clear();
     }
@@ -419,10 +437,10 @@ async function loadRuntime(id, manifest, revalidate, wasm, installed) {
   });
 }
 
-async function boot(id, {manifest, base, revalidate = false, wasm = null, installed = null}) {
+async function boot(id, {manifest, base, revalidate = false, ...handed}) {
   if (!booting) {
     booting = Promise.resolve()
-      .then(() => loadRuntime(id, Protocol.resolveManifest(manifest, base), revalidate, wasm, installed))
+      .then(() => loadRuntime(id, Protocol.resolveManifest(manifest, base), revalidate, handed))
       .then((entries) => {
         python = entries;
       });
@@ -430,7 +448,8 @@ async function boot(id, {manifest, base, revalidate = false, wasm = null, instal
   try {
     await booting;
     post(Protocol.success(id, {booted: true, interrupts: interruptBuffer !== null, interruptBuffer,
-      wasm: compiledRuntime.module, reused: {wasm: compiledRuntime.reused, installed: handedOn.given}}));
+      wasm: compiledRuntime.module, checked: checkedBlobs.kept,
+      reused: {wasm: compiledRuntime.reused, installed: handedOn.given, checked: checkedBlobs.reused}}));
   } catch (error) {
     post(Protocol.failure(id, {kind: "runtime", stage: error.stage || null, file: error.file || null,
       message: firstLine(error), detail: error.detail || String(error.stack || error)}));

@@ -133,12 +133,13 @@ def stop_by_runaway_code(page) -> None:
 
 
 def restart(page) -> list[str]:
-    """Boot a fresh worker in the same page; the files of the boot it requested (Pyodide's wasm and the wheels)."""
+    """Boot a fresh worker in the same page; which of the boot's big files it requested (from the cache or not)."""
     requested = []
 
     def note(request):
-        if request.url.endswith((".wasm", ".whl")):
-            requested.append(request.url.rsplit("/", 1)[-1])
+        name = request.url.rsplit("/", 1)[-1]
+        if name in ("pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm") or name.endswith((".whl", ".zip")):
+            requested.append(name)
 
     page.context.on("request", note)
     try:
@@ -158,16 +159,19 @@ def test_a_fresh_worker_starts_from_what_its_predecessor_compiled_and_unpacked_a
     page = browser.page
     boot(page, site_url + harness)
     assert page.evaluate("[ExplainerRuntime.reused, ExplainerRuntime.compiledWasm instanceof WebAssembly.Module, "
-                         "ExplainerRuntime.installed]") == [{"wasm": False, "installed": False}, True, None], \
-        "the first worker compiles pyodide.asm.wasm and hands the module to the page; nothing is installed yet"
+                         "ExplainerRuntime.installed, Object.keys(ExplainerRuntime.checked).map((url) => "
+                         "url.split('/').pop()).sort()]") == [
+        {"wasm": False, "installed": False, "checked": False}, True, None,
+        ["pyodide.asm.js", "pyodide.js", "python_stdlib.zip"]], \
+        "the first worker hands the page its compiled pyodide.asm.wasm and checked bytes; nothing is installed yet"
     ask(page, "run", {"code": "kept = 42"})
     installed = page.evaluate("ExplainerRuntime.installed.map(([path, bytes]) => [path, bytes.length])")
     paths = {path for path, size in installed}
     assert {"numpy/__init__.py", "explainer/sandbox.py"} <= paths, "before the first run: site-packages' files"
     stop_by_runaway_code(page)
 
-    assert restart(page) == [], "the fresh worker downloads neither pyodide.asm.wasm nor a wheel, not even from cache"
-    assert page.evaluate("ExplainerRuntime.reused") == {"wasm": True, "installed": True}
+    assert restart(page) == [], "the fresh worker requests none of Pyodide's files nor a wheel, not even from cache"
+    assert page.evaluate("ExplainerRuntime.reused") == {"wasm": True, "installed": True, "checked": True}
     render = ask(page, "render", {"sandbox": "projection_shadow", "params": {}})["message"]
     assert render["ok"] is True and render["value"]["figure"]["marks"], render
     assert "NameError" in ask(page, "run", {"code": "kept"})["message"]["error"]["message"], "a fresh worker"
@@ -175,14 +179,14 @@ def test_a_fresh_worker_starts_from_what_its_predecessor_compiled_and_unpacked_a
     assert numbers["value"]["result"] == repr(float(np.linalg.norm(np.arange(3.0)))), numbers
 
     # A module that does not fit the runtime is dropped: the worker downloads the file and compiles it after all; with
-    # nothing installed handed on, it unpacks the wheels.
+    # nothing installed handed on, it unpacks the wheels (the scripts and the standard library are still handed on).
     page.evaluate(f"ExplainerRuntime.compiledWasm = {UNFIT_MODULE}; ExplainerRuntime.installed = null")
     stop_by_runaway_code(page)
     assert restart(page) == sorted(["pyodide.asm.wasm", "numpy-2.0.2-cp312-cp312-pyodide_2024_0_wasm32.whl",
                                     "explainer-0.1.0-py3-none-any.whl"])
     assert page.evaluate("[ExplainerRuntime.reused, "
                          "WebAssembly.Module.exports(ExplainerRuntime.compiledWasm).length > 100]") \
-        == [{"wasm": False, "installed": False}, True]
+        == [{"wasm": False, "installed": False, "checked": True}, True]
     assert ask(page, "render", {"sandbox": "projection_shadow", "params": {}})["message"]["ok"] is True
     browser.assert_clean()
 
