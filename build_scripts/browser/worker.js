@@ -378,8 +378,13 @@ function writeInstalled(pyodide, files) {
 /** Once per worker, before the reader's first code: send the page what it needs to skip the wheels next time. */
 function sendInstalled() {
   if (handedOn.installed || !python) return;
-  handedOn.installed = true;  // the page has them (it gave them, or gets them now)
-  const files = python.readInstalled();
+  handedOn.installed = true;  // the page has them (it gave them, or gets them now), or never will
+  let files;
+  try {
+    files = python.readInstalled();
+  } catch (error) {
+    return;  // nothing handed on: the next worker unpacks the wheels, and the reader's code runs all the same
+  }
   self.postMessage({event: "installed", files}, files.map(([, bytes]) => bytes.buffer));
 }
 
