@@ -1,14 +1,22 @@
 /* The one definition of the messages between the page (runtime.js) and the Pyodide worker (worker.js).
  *
  *   page → worker   {id, op, args}
- *       op "boot"    args: {manifest, base, revalidate}               value: {booted: true, interrupts: bool}
- *                    (runtime.json's JSON, its URL, true on a retry's boot: ask the server again past caches)
+ *       op "boot"    args: {manifest, base, revalidate,               value: {booted: true, interrupts: bool,
+ *                           wasm, installed, checked}                        interruptBuffer, wasm, checked, reused}
+ *                    (runtime.json's JSON, its URL, true on a retry's boot: ask the server again past caches; then
+ *                    what an earlier worker of the visit handed on, or null: the WebAssembly.Module of
+ *                    pyodide.asm.wasm and the {URL: Blob} of checked bytes its reply carried, and the files of its
+ *                    "installed" event. The reply's `wasm` is the module this worker runs, null unless its bytes
+ *                    were checked; `checked` the Blobs of Pyodide's scripts and standard library, checked; `reused`
+ *                    is {wasm, installed, checked}, booleans: which of the three this worker was booted from)
  *       op "render"  args: {sandbox, params}                          value: the figure description
  *       op "run"     args: {code, session, setup, check}              value: {result, check}
  *       op "reset"   args: {session}                                  value: {reset: bool}
  *       op "stream"  args: {name, args}                               value: what the stream returned
  *       op "cancel"  args: {target: id}                               value: {cancelled: bool}
  *   worker → page   {event: "ready"}                   once, when the worker runs (and holds its liveness lock)
+ *                   {event: "installed", files}        at most once, before the first "run" if the boot had no
+ *                                                      `installed`: [[path in site-packages, Uint8Array], ...]
  *                   {id, progress: {...}}              zero or more times per request, then exactly one of
  *                   {id, ok: true, value}
  *                   {id, ok: false, error: {kind, message, parameter, detail, ...}}

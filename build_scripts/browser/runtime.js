@@ -99,6 +99,11 @@
       this.generation = 0;  // bumped whenever a worker is dropped: late events of an old worker are ignored
       this.views = new Set();
       this.revalidate = false;  // set by retry(): see the boot's `revalidate` in README.md
+      // Handed to the next worker, so that a respawn is cheaper than the first boot (README.md, "Handed on"):
+      this.compiledWasm = null;  // pyodide.asm.wasm as a worker of this visit compiled it from checked bytes
+      this.installed = null;  // the files numpy's and our wheel put in site-packages, as a worker sent them
+      this.checked = null;  // {URL: Blob}: the checked bytes of Pyodide's scripts and standard library
+      this.reused = {wasm: false, installed: false, checked: false};  // what the current worker was booted from
     }
 
     subscribe(view) {
@@ -123,6 +128,7 @@
       this.dropWorker("the worker was stopped for a retry");
       this.state = "idle";
       this.revalidate = true;  // the boot asks the server again rather than trust a cached copy of a bad file
+      this.compiledWasm = this.installed = this.checked = null;  // nor anything an earlier worker made
       this.start();
     }
 
@@ -159,6 +165,9 @@
           throw Object.assign(new RuntimeFailure(firstLine(message.error.message)), {detail: message.error.detail});
         }
         this.interruptBuffer = message.value.interruptBuffer || null;
+        this.compiledWasm = message.value.wasm || this.compiledWasm;
+        this.checked = message.value.checked || this.checked;
+        this.reused = {wasm: false, installed: false, checked: false, ...message.value.reused};
         this.stopped = null;
         this.state = "ready";
         this.notify();
@@ -175,8 +184,8 @@
     spawn(options) {
       const name = `explainer-worker-${Math.random().toString(36).slice(2)}-${Date.now()}`;
       this.attach(new Worker(WORKER_URL, {name}));
-      return this.call(OPS.BOOT, {manifest: this.source.raw, base: this.source.base, revalidate: this.revalidate},
-        options);
+      return this.call(OPS.BOOT, {manifest: this.source.raw, base: this.source.base, revalidate: this.revalidate,
+        wasm: this.compiledWasm, installed: this.installed, checked: this.checked}, options);
     }
 
     /** Take over the worker boot.js started: its boot request becomes ours, and what it said meanwhile is replayed. */
@@ -244,6 +253,7 @@
     receive(message) {
       if (Protocol.isEvent(message)) {
         if (message.event === "ready") this.watch(message.lock);
+        if (message.event === "installed") this.installed = message.files;
         return;
       }
       const call = message && this.calls.get(message.id);

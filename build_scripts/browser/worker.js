@@ -4,7 +4,10 @@
  *         manifest.pyodide.indexURL), numpy's wheel and the explainer wheel (unpacked into site-packages; see
  *         loadRuntime); with cross-origin isolation it also sets Pyodide's interrupt buffer and hands it to the page,
  *         so a runaway cell can be stopped without losing the worker. Every file of the boot is checked, and a failed
- *         download is named (see "downloads" below).
+ *         download is named (see "downloads" below). Its reply carries the compiled pyodide.asm.wasm and the checked
+ *         bytes of Pyodide's scripts and standard library, and before the first run the worker sends the files the
+ *         wheels installed; the page hands all three to the next worker of the visit, which starts from them (see
+ *         "checkedBlob", "the compiled runtime" and "the installed packages" below).
  * render  explainer.sandbox.render_json(sandbox, params).
  * run     explainer.live.run_cell_json: a reader's code cell; its output streams back as progress messages.
  * reset   forgets a cell session's variables.
@@ -32,6 +35,9 @@ let booting = null;  // the boot promise: the runtime is booted at most once per
 let python = null;  // the explainer entry points, once booted
 let interruptBuffer = null;  // Uint8Array over a SharedArrayBuffer, when the page is cross-origin isolated
 let outputTarget = null;  // the id of the run whose output the emitter is sending
+// What the page already holds to hand to a next worker: installed, the files of site-packages (see "the installed
+// packages"); given, whether this worker's came from the boot request
+const handedOn = {installed: false, given: false};
 const queue = [];  // requests not yet run (a stream's next chunk is queued as a request too)
 const streams = new Map();  // request id → open stream handle
 let pumpScheduled = false;
@@ -137,6 +143,7 @@ async function whyFailed(url, integrity) {
 
 async function checkedFetch(input, init) {
   const url = new URL(input instanceof Request ? input.url : String(input), self.location.href).href;
+  if (url === compiledRuntime.url && compiledRuntime.given) return emptyWasm();  // instantiated from the given module
   const options = {...init};
   const integrity = options.integrity || downloads.integrity.get(url) || "";
   if (integrity) options.integrity = integrity;
@@ -166,9 +173,23 @@ function download(url) {
   return bytes;
 }
 
+// The bytes of Pyodide's two scripts and of the standard library, once checked, are kept as Blobs (which the page
+// holds and passes on without copying them) and go to the page with the boot's reply (`checked`: {URL: Blob}); the
+// next worker of the visit, given them, uses them as they are instead of reading and checking the files again.
+const checkedBlobs = {given: {}, kept: {}, reused: false};
+
+/** A file of the boot as a Blob of checked bytes: the one the boot request handed on, else downloaded now. */
+async function checkedBlob(url, type = "") {
+  const given = checkedBlobs.given[url];
+  if (given instanceof Blob) checkedBlobs.reused = true;
+  const blob = given instanceof Blob ? given : new Blob([await download(url)], {type});
+  if (downloads.integrity.has(url)) checkedBlobs.kept[url] = blob;  // handed on only when checked
+  return blob;
+}
+
 /** A script fetched and checked by checkedFetch, as a blob: URL importScripts can run. */
 async function checkedScript(url) {
-  const script = URL.createObjectURL(new Blob([await download(url)], {type: "text/javascript"}));
+  const script = URL.createObjectURL(await checkedBlob(url, "text/javascript"));
   downloads.scripts.set(url, script);
   return script;
 }
@@ -186,6 +207,53 @@ function describeFailure({url, kind, detail}, label) {
 
 function firstFailureOf(stageName) {
   return downloads.failures.find((failure) => stageOf(failure.url) === stageName) || null;
+}
+
+// ---- the compiled runtime, handed on within a visit ----------------------------------------------------------------
+//
+// Compiling pyodide.asm.wasm (10 MB) and then compiling its functions as they first run is a good part of a boot. The
+// worker keeps the WebAssembly.Module Pyodide's instantiateStreaming made from the checked download and gives it to the
+// page with its boot reply; when this worker is replaced (runaway code, a crash), the page hands the module to the next
+// one in its boot request, which instantiates it instead of downloading and compiling the file again (and finds the
+// code already compiled). A module is given out only when its bytes were checked (pyodide.files has the file's
+// integrity), so a module the page hands back came from checked bytes.
+
+const nativeInstantiateStreaming = WebAssembly.instantiateStreaming.bind(WebAssembly);
+const compiledRuntime = {
+  url: "",  // pyodide.asm.wasm's absolute URL
+  given: null,  // the module the boot request handed on, until it has been used (or failed)
+  module: null,  // the module this worker's runtime runs, to give out; null when its bytes were not checked
+  reused: false,  // whether this worker's runtime was instantiated from a given module
+};
+
+function expectCompiledRuntime(indexURL, given) {
+  compiledRuntime.url = indexURL + "pyodide.asm.wasm";
+  compiledRuntime.given = given instanceof WebAssembly.Module ? given : null;
+}
+
+/** What the fetch of pyodide.asm.wasm answers when a module was given: nothing to download. */
+function emptyWasm() {
+  return new Response(new ArrayBuffer(0), {headers: {"content-type": "application/wasm"}});
+}
+
+/** Pyodide's one instantiateStreaming (of pyodide.asm.wasm) during loadPyodide: from the given module when there is
+ * one, else compiled from the checked download as usual. A given module that does not fit the runtime's imports is
+ * dropped, and the file downloaded after all. */
+async function instantiateRuntime(source, imports) {
+  const given = compiledRuntime.given;
+  compiledRuntime.given = null;
+  if (given) {
+    try {
+      const instance = await WebAssembly.instantiate(given, imports);
+      Object.assign(compiledRuntime, {module: given, reused: true});
+      return {module: given, instance};
+    } catch (error) {
+      source = fetch(compiledRuntime.url);
+    }
+  }
+  const result = await nativeInstantiateStreaming(source, imports);
+  if (downloads.integrity.has(compiledRuntime.url)) compiledRuntime.module = result.module;
+  return result;
 }
 
 // ---- boot ------------------------------------------------------------------------------------------------------------
@@ -243,21 +311,81 @@ function entryPoints(pyodide) {
     openStream: live.open_stream,
     stepStream: live.step_stream,
     closeStream: live.close_stream,
+    readInstalled: () => readInstalled(pyodide),
   };
 }
 
-/** Unpack a wheel into site-packages and tell that folder's finder (only it: invalidating every finder makes the
- * standard library's zipimporter re-read its whole directory, a few hundred ms). */
-function installWheel(pyodide, buffer) {
-  // Without extractDir, unpackArchive unpacks into the working directory, not site-packages.
-  const sitePackages = pyodide.runPython("import sysconfig; sysconfig.get_path('purelib')");
-  pyodide.unpackArchive(buffer, "wheel", {extractDir: sitePackages});
+function sitePackagesOf(pyodide) {
+  return pyodide.runPython("import sysconfig; sysconfig.get_path('purelib')");
+}
+
+/** Tell site-packages' finder that files arrived (only it: invalidating every finder makes the standard library's
+ * zipimporter re-read its whole directory, a few hundred ms). */
+function forgetListing(pyodide, sitePackages) {
   pyodide.runPython(`
 import sys
 finder = sys.path_importer_cache.get(${JSON.stringify(sitePackages)})
 if finder is not None:
     finder.invalidate_caches()
 `);
+}
+
+/** Unpack a wheel into site-packages. */
+function installWheel(pyodide, buffer) {
+  // Without extractDir, unpackArchive unpacks into the working directory, not site-packages.
+  const sitePackages = sitePackagesOf(pyodide);
+  pyodide.unpackArchive(buffer, "wheel", {extractDir: sitePackages});
+  forgetListing(pyodide, sitePackages);
+}
+
+// ---- the installed packages, handed on within a visit ------------------------------------------------------------
+//
+// Unpacking numpy's wheel in Python (419 files, 14 MB) takes a few hundred ms of every boot; writing the same files
+// into the file system takes a fraction of that. Before the first cell runs (runaway code is what gets a worker
+// replaced), the worker reads back every file in site-packages, which holds nothing but what the two checked wheels
+// put there since no reader's code has run yet, and sends them to the page ({event: "installed"}); the page hands
+// them to its next worker in the boot request (`installed`), which writes them instead of downloading and unpacking
+// the wheels.
+
+/** Every file in site-packages: [[path relative to it, bytes], ...]. */
+function readInstalled(pyodide) {
+  const FS = pyodide.FS;
+  const root = sitePackagesOf(pyodide);
+  const files = [];
+  (function walk(folder) {
+    for (const name of FS.readdir(root + folder)) {
+      if (name === "." || name === "..") continue;
+      const path = `${folder}/${name}`;
+      if (FS.isDir(FS.stat(root + path).mode)) walk(path);
+      else files.push([path.slice(1), FS.readFile(root + path)]);
+    }
+  })("");
+  return files;
+}
+
+/** Write files readInstalled gave (in an earlier worker) into site-packages. */
+function writeInstalled(pyodide, files) {
+  const FS = pyodide.FS;
+  const root = sitePackagesOf(pyodide);
+  for (const [path, bytes] of files) {
+    const file = `${root}/${path}`;
+    FS.mkdirTree(file.slice(0, file.lastIndexOf("/")));
+    FS.writeFile(file, bytes);
+  }
+  forgetListing(pyodide, root);
+}
+
+/** Once per worker, before the reader's first code: send the page what it needs to skip the wheels next time. */
+function sendInstalled() {
+  if (handedOn.installed || !python) return;
+  handedOn.installed = true;  // the page has them (it gave them, or gets them now), or never will
+  let files;
+  try {
+    files = python.readInstalled();
+  } catch (error) {
+    return;  // nothing handed on: the next worker unpacks the wheels, and the reader's code runs all the same
+  }
+  self.postMessage({event: "installed", files}, files.map(([, bytes]) => bytes.buffer));
 }
 
 /**
@@ -268,34 +396,44 @@ if finder is not None:
  * Every file is checked by Subresource Integrity (checkedFetch): Pyodide's own by pyodide.files, numpy's by the
  * official lock's hash, ours, and the standard library and lock when the build precompiled them.
  */
-async function loadRuntime(id, manifest, revalidate) {
+async function loadRuntime(id, manifest, revalidate, {wasm, installed, checked}) {
   expectFiles(manifest, revalidate);
   const indexURL = manifest.pyodide.indexURL;
-  const stdlib = manifest.stdlib && download(manifest.stdlib.url);
-  const numpy = download(manifest.numpy.url);
-  const wheel = download(manifest.wheel.url);
+  expectCompiledRuntime(indexURL, wasm);
+  checkedBlobs.given = checked && typeof checked === "object" ? checked : {};
+  const files = Array.isArray(installed) && installed.length ? installed : null;  // else the wheels
+  handedOn.installed = handedOn.given = files !== null;
+  const stdlib = manifest.stdlib && checkedBlob(manifest.stdlib.url);
+  if (stdlib) stdlib.catch(() => {});  // reported by the stage that waits for it
+  const numpy = files ? null : download(manifest.numpy.url);
+  const wheel = files ? null : download(manifest.wheel.url);
   const pyodide = await stage(id, "runtime", async () => {
     // pyodide.js loads pyodide.asm.js with importScripts: both are fetched and checked first (see "downloads").
     const [loader] = await Promise.all([checkedScript(indexURL + "pyodide.js"),
       checkedScript(indexURL + "pyodide.asm.js")]);
     const options = {indexURL};
-    if (stdlib) options.stdLibURL = URL.createObjectURL(new Blob([await stdlib]));  // the checked bytes, not a refetch
+    if (stdlib) options.stdLibURL = URL.createObjectURL(await stdlib);  // the checked bytes, not a refetch
     if (manifest.lock) options.lockFileURL = manifest.lock.url;
+    WebAssembly.instantiateStreaming = instantiateRuntime;
     try {
       nativeImportScripts(loader);
       return await self.loadPyodide(options);
     } finally {
+      WebAssembly.instantiateStreaming = nativeInstantiateStreaming;
+      compiledRuntime.given = null;
+      checkedBlobs.given = {};
       for (const script of downloads.scripts.values()) URL.revokeObjectURL(script);
       downloads.scripts.clear();
     }
   });
   await stage(id, "numpy", async () => {
-    installWheel(pyodide, await numpy);
+    if (files) writeInstalled(pyodide, files);  // numpy's and our wheel's files at once
+    else installWheel(pyodide, await numpy);
     pyodide.loadedPackages.numpy = "default channel";  // so a later loadPackage("numpy") does not install it again
     pyodide.runPython("import numpy");
   });
   return stage(id, "explainer", async () => {
-    installWheel(pyodide, await wheel);
+    if (!files) installWheel(pyodide, await wheel);
     if (self.crossOriginIsolated && typeof SharedArrayBuffer === "function") {
       interruptBuffer = new Uint8Array(new SharedArrayBuffer(1));
       pyodide.setInterruptBuffer(interruptBuffer);
@@ -304,16 +442,19 @@ async function loadRuntime(id, manifest, revalidate) {
   });
 }
 
-async function boot(id, {manifest, base, revalidate = false}) {
+async function boot(id, {manifest, base, revalidate = false, ...handed}) {
   if (!booting) {
-    booting = Promise.resolve().then(() => loadRuntime(id, Protocol.resolveManifest(manifest, base), revalidate))
+    booting = Promise.resolve()
+      .then(() => loadRuntime(id, Protocol.resolveManifest(manifest, base), revalidate, handed))
       .then((entries) => {
         python = entries;
       });
   }
   try {
     await booting;
-    post(Protocol.success(id, {booted: true, interrupts: interruptBuffer !== null, interruptBuffer}));
+    post(Protocol.success(id, {booted: true, interrupts: interruptBuffer !== null, interruptBuffer,
+      wasm: compiledRuntime.module, checked: checkedBlobs.kept,
+      reused: {wasm: compiledRuntime.reused, installed: handedOn.given, checked: checkedBlobs.reused}}));
   } catch (error) {
     post(Protocol.failure(id, {kind: "runtime", stage: error.stage || null, file: error.file || null,
       message: firstLine(error), detail: error.detail || String(error.stack || error)}));
@@ -332,6 +473,7 @@ function render(id, {sandbox, params}) {
 }
 
 function run(id, args) {
+  sendInstalled();
   if (interruptBuffer) interruptBuffer[0] = 0;  // an interrupt meant for an earlier run must not stop this one
   outputTarget = id;
   try {

@@ -402,6 +402,8 @@ def test_an_endless_loop_is_stopped_by_a_fresh_worker_and_the_sandbox_redraws_by
     page.wait_for_function("([id, n]) => document.getElementById(id).dataset.renders > n && "
                            "document.getElementById(id).dataset.state === 'live'", arg=[figure, renders],
                            timeout=BOOT_TIMEOUT_MS)
+    assert page.evaluate("ExplainerRuntime.reused") == {"wasm": True, "installed": True, "checked": True}, \
+        "the fresh worker starts from the module the first compiled, the files it installed and the bytes it checked"
     slider = page.locator(f"#{figure} input[type=range]")
     slider.focus()
     page.keyboard.press("End")

@@ -7,6 +7,7 @@ The page is a bare harness placed into the built site (so runtime.json, the whee
 loads protocol.js and runtime.js, nothing else.
 """
 
+import numpy as np
 import pytest
 
 from support import CROSS_ORIGIN_ISOLATION, StaticSiteServer
@@ -121,6 +122,72 @@ def test_runaway_code_is_stopped_by_a_fresh_worker_and_the_page_never_freezes(br
     assert page.evaluate("ExplainerRuntime.state") == "idle"
     boot(page, site_url + harness)
     assert "NameError" in ask(page, "run", {"code": "kept"})["message"]["error"]["message"], "a fresh worker"
+    browser.assert_clean()
+
+
+def stop_by_runaway_code(page) -> None:
+    """Terminate the worker the way a cell past its limit does (no isolation headers here)."""
+    outcome = page.evaluate("() => ask('run', {code: 'while True:\\n    pass'}, {timeoutMs: 300})")
+    assert outcome["stopped"]["culprit"] is True, outcome
+    assert page.evaluate("ExplainerRuntime.state") == "idle"
+
+
+def restart(page) -> list[str]:
+    """Boot a fresh worker in the same page; which of the boot's big files it requested (from the cache or not)."""
+    requested = []
+
+    def note(request):
+        name = request.url.rsplit("/", 1)[-1]
+        if name in ("pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm") or name.endswith((".whl", ".zip")):
+            requested.append(name)
+
+    page.context.on("request", note)
+    try:
+        page.evaluate("ExplainerRuntime.start()")
+        page.wait_for_function("() => ExplainerRuntime.state === 'ready'", timeout=BOOT_TIMEOUT_MS)
+    finally:
+        page.context.remove_listener("request", note)
+    return sorted(requested)
+
+
+# (module (import "absent" "f" (func))): compiles, but no runtime can instantiate it with Pyodide's imports.
+UNFIT_MODULE = "new WebAssembly.Module(new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 4, 1, 96, 0, 0, " \
+    "2, 12, 1, 6, 97, 98, 115, 101, 110, 116, 1, 102, 0, 0]))"
+
+
+def test_a_fresh_worker_starts_from_what_its_predecessor_compiled_and_unpacked_and_answers(browser, site_url, harness):
+    page = browser.page
+    boot(page, site_url + harness)
+    assert page.evaluate("[ExplainerRuntime.reused, ExplainerRuntime.compiledWasm instanceof WebAssembly.Module, "
+                         "ExplainerRuntime.installed, Object.keys(ExplainerRuntime.checked).map((url) => "
+                         "url.split('/').pop()).sort()]") == [
+        {"wasm": False, "installed": False, "checked": False}, True, None,
+        ["pyodide.asm.js", "pyodide.js", "python_stdlib.zip"]], \
+        "the first worker hands the page its compiled pyodide.asm.wasm and checked bytes; nothing is installed yet"
+    ask(page, "run", {"code": "kept = 42"})
+    installed = page.evaluate("ExplainerRuntime.installed.map(([path, bytes]) => [path, bytes.length])")
+    paths = {path for path, size in installed}
+    assert {"numpy/__init__.py", "explainer/sandbox.py"} <= paths, "before the first run: site-packages' files"
+    stop_by_runaway_code(page)
+
+    assert restart(page) == [], "the fresh worker requests none of Pyodide's files nor a wheel, not even from cache"
+    assert page.evaluate("ExplainerRuntime.reused") == {"wasm": True, "installed": True, "checked": True}
+    render = ask(page, "render", {"sandbox": "projection_shadow", "params": {}})["message"]
+    assert render["ok"] is True and render["value"]["figure"]["marks"], render
+    assert "NameError" in ask(page, "run", {"code": "kept"})["message"]["error"]["message"], "a fresh worker"
+    numbers = ask(page, "run", {"code": "import numpy as np\nfloat(np.linalg.norm(np.arange(3.0)))"})["message"]
+    assert numbers["value"]["result"] == repr(float(np.linalg.norm(np.arange(3.0)))), numbers
+
+    # A module that does not fit the runtime is dropped: the worker downloads the file and compiles it after all; with
+    # nothing installed handed on, it unpacks the wheels (the scripts and the standard library are still handed on).
+    page.evaluate(f"ExplainerRuntime.compiledWasm = {UNFIT_MODULE}; ExplainerRuntime.installed = null")
+    stop_by_runaway_code(page)
+    assert restart(page) == sorted(["pyodide.asm.wasm", "numpy-2.0.2-cp312-cp312-pyodide_2024_0_wasm32.whl",
+                                    "explainer-0.1.0-py3-none-any.whl"])
+    assert page.evaluate("[ExplainerRuntime.reused, "
+                         "WebAssembly.Module.exports(ExplainerRuntime.compiledWasm).length > 100]") \
+        == [{"wasm": False, "installed": False, "checked": True}, True]
+    assert ask(page, "render", {"sandbox": "projection_shadow", "params": {}})["message"]["ok"] is True
     browser.assert_clean()
 
 
