@@ -92,11 +92,17 @@
       if (this.note) this.note.hidden = true;
       this.observer.observe(this.sandbox, {attributes: true, attributeFilter: ["data-renders"]});
       if (!reveal) return;
+      // Every value first, then the events: the first redraw already has the whole configuration (one event per
+      // value would draw the in-between ones, each a render of a configuration nobody asked about).
+      const moved = [];
       for (const [name, value] of Object.entries(this.reveal)) {
         const input = this.sandbox.querySelector(`.sandbox__control[data-param="${CSS.escape(name)}"] :is(input, select)`);
         if (!input || input.disabled) continue;
         if (input.type === "checkbox") input.checked = Boolean(value);
         else input.value = String(value);
+        moved.push(input);
+      }
+      for (const input of moved) {
         input.dispatchEvent(new Event("input", {bubbles: true}));  // sandbox.js (trainer.js) updates and redraws
       }
     }
