@@ -17,7 +17,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 from build_scripts._files import write_atomic
-from build_scripts.pipeline.pages import PageError
+from build_scripts.pipeline.pages import PageError, site_pages
 
 KATEX_DIR = "assets/vendor/katex"  # where the Makefile's vendor step puts KaTeX's CSS and fonts in the site
 STYLESHEET = "katex.min.css"
@@ -93,7 +93,7 @@ def preload_katex_fonts(site_dir: Path) -> None:
     if not (katex_dir / STYLESHEET).exists():
         return
     rules = font_rules((katex_dir / STYLESHEET).read_text(encoding="utf-8"))
-    for page in site_dir.rglob("*.html"):
+    for page in site_pages(site_dir):
         html = page.read_text(encoding="utf-8")
         faces = {face for face in faces_used(html, rules) if (katex_dir / "fonts" / f"{face}.woff2").exists()}
         if not faces:
