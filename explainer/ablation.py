@@ -18,6 +18,7 @@ the lab's depth slider and switches mostly reuse work; `prepare` computes layers
 import dataclasses
 import functools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -350,6 +351,24 @@ def prepare(config: AblationConfig, tokens, permuted_tokens=None, blocks: int = 
     target = min(config.depth, (len(known.states) - 1 if known else 0) + blocks)
     _stack(dataclasses.replace(config, depth=target), tokens, permuted)
     return target == config.depth
+
+
+def preparing(configs: list[AblationConfig], tokens, permuted_tokens=None) -> Callable[[], bool]:
+    """A step for idle time (explainer.idle.later): each call computes one more block of the next of `configs` that
+    still lacks some, taking them in turn; it returns True once every one of them is computed to its depth.
+
+    A sandbox passes the arrangements its reader's next change may ask for (one switch away, or deeper), so that
+    change finds its layers cached instead of computing a whole stack inside one frame.
+    """
+    waiting = list(configs)
+
+    def step() -> bool:
+        config = waiting.pop(0)
+        if not prepare(config, tokens, permuted_tokens, blocks=1):
+            waiting.append(config)
+        return not waiting
+
+    return step
 
 
 def _key(config: AblationConfig, tokens: np.ndarray, permuted: np.ndarray) -> tuple:

@@ -6,7 +6,7 @@ import numpy as np
 
 from explainer import figure as fig
 from explainer import idle
-from explainer.ablation import (MAX_DEPTH, AblationConfig, AblationResult, gradient_norms, prepare, run_ablation,
+from explainer.ablation import (MAX_DEPTH, AblationConfig, AblationResult, gradient_norms, preparing, run_ablation,
                                 tokenize, trained_config, trained_shape)
 from explainer.sandbox import Choice, IntParam, Toggle, sandbox
 from explainer.tasks import ALPHABET
@@ -147,18 +147,11 @@ def _preparing(depth: int, weights: str, switches: dict):
     A switch flipped at depth 24 asks for 24 blocks never computed: more than a frame in Pyodide (about 0.6 ms a
     block there, nearly all of it matrix products). So between changes the lab computes, one block per step and the
     arrangements in turn, the blocks of the arrangements one switch away and the deeper blocks of this one (for the
-    depth slider's End key). The step returns True once all of them are computed.
+    depth slider's End key).
     """
     waiting = [lab_config(depth, weights, **{**switches, name: not on}) for name, on in switches.items()]
     waiting.append(lab_config(MAX_DEPTH, weights, **switches))
-
-    def step() -> bool:
-        config = waiting.pop(0)
-        if not prepare(config, *INPUTS[weights], blocks=1):
-            waiting.append(config)
-        return not waiting
-
-    return step
+    return preparing(waiting, *INPUTS[weights])
 
 
 def layer_ticks(depth: int) -> list[tuple[int, str]]:

@@ -1,15 +1,19 @@
 """Where the norm sits: the ablation lab's model built PreNorm, h + F(N(h)), or PostNorm, N(h + F(h)), with RMSNorm or
 LayerNorm, showing the stream's size and the size of the gradient that travels back down it, layer by layer."""
 
+import dataclasses
+
 import numpy as np
 
 from explainer import figure as fig
-from explainer.ablation import MAX_DEPTH, AblationConfig, gradient_norms, run_ablation
+from explainer import idle
+from explainer.ablation import MAX_DEPTH, AblationConfig, gradient_norms, preparing, run_ablation
 from explainer.sandbox import Choice, IntParam, sandbox
 from explainer.sandboxes.ablation_lab import SENTENCE_IDS, SWAPPED_IDS, TONES, layer_ticks
 
 PLACEMENT_OPTIONS = (("pre", "PreNorm: h + F(N(h))"), ("post", "PostNorm: N(h + F(h))"))
 NORM_OPTIONS = (("rmsnorm", "RMSNorm"), ("layernorm", "LayerNorm"))
+CHOICES = {"placement": PLACEMENT_OPTIONS, "norm": NORM_OPTIONS}  # what _preparing flips
 LIMITS = (1e-2, 1e2)  # fixed, so switching the placement moves the marks, not the axis; every arrangement fits
 
 
@@ -25,6 +29,7 @@ def norm_placement(placement: str, norm: str, depth: int) -> dict:
     result = run_ablation(config, SENTENCE_IDS, SWAPPED_IDS)
     gradient = np.array(gradient_norms(config, SENTENCE_IDS, SWAPPED_IDS).gradient_norm)  # (L + 1,)
     layers = np.arange(depth + 1)
+    idle.later("norm_placement", _preparing(config))
     return fig.figure(
         axes=fig.axes(xlim=(-0.7, depth + 0.7), ylim=LIMITS, yscale="log", xlabel="layer (0 = embeddings)",
                       ylabel="size", xticks=layer_ticks(depth)),
@@ -42,3 +47,13 @@ def norm_placement(placement: str, norm: str, depth: int) -> dict:
         ],
         status=fig.status(result.status, TONES[result.status], result.reason),
     )
+
+
+def _preparing(config: AblationConfig):
+    """Idle work (explainer.idle): the layers of the two arrangements one choice away and of this one at full depth,
+    a block per step, so that the reader's next change finds them computed (a new arrangement at depth 24 is 24
+    blocks: more than a frame in Pyodide)."""
+    waiting = [dataclasses.replace(config, **{name: value}) for name, options in CHOICES.items()
+               for value, _ in options if value != getattr(config, name)]
+    waiting.append(dataclasses.replace(config, depth=MAX_DEPTH))
+    return preparing(waiting, SENTENCE_IDS, SWAPPED_IDS)

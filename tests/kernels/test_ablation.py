@@ -411,3 +411,16 @@ def test_bad_trained_configs_name_the_argument(trained, changes, message):
 def test_the_trained_model_takes_letters_not_the_random_models_words(trained):
     with pytest.raises(ValueError, match=re.escape("tokens must be word ids from 0 to 10")):
         run_ablation(trained, SENTENCE, SWAPPED)
+
+
+def test_preparing_steps_through_every_arrangement_a_block_at_a_time():
+    configs = [AblationConfig(depth=3), AblationConfig(depth=2, norm="layernorm", placement="post")]
+    ablation.clear_cache()
+    fresh = [run_ablation(config, SENTENCE, SWAPPED) for config in configs]
+    ablation.clear_cache()
+    step = ablation.preparing(configs, SENTENCE, SWAPPED)
+    done = [step() for _ in range(5)]
+    assert done == [False, False, False, False, True]  # 3 + 2 blocks, one per step, the two in turn
+    assert sorted(len(stack.states) - 1 for stack in ablation._LAYERS_CACHE.values()) == [2, 3]
+    for config, expected in zip(configs, fresh):
+        np.testing.assert_array_equal(run_ablation(config, SENTENCE, SWAPPED).residual_rms, expected.residual_rms)

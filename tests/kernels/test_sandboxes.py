@@ -397,6 +397,22 @@ def test_norm_placement_draws_the_labs_model_with_the_norm_before_the_branch_or_
         assert shown["status"]["label"] == result.status
 
 
+def test_norm_placement_prepares_in_idle_time_each_choice_flipped_and_its_full_depth():
+    from explainer import ablation
+    from explainer.sandboxes import norm_placement
+
+    ablation.clear_cache()
+    step = norm_placement._preparing(ablation.AblationConfig(depth=2, norm="rmsnorm", placement="pre"))
+    steps = 1
+    while not step():
+        steps += 1
+    computed = {(key[0].placement, key[0].norm): len(stack.states) - 1
+                for key, stack in ablation._LAYERS_CACHE.items()}
+    assert computed == {("post", "rmsnorm"): 2, ("pre", "layernorm"): 2, ("pre", "rmsnorm"): ablation.MAX_DEPTH}
+    assert steps == 2 + 2 + ablation.MAX_DEPTH  # one block per step
+    ablation.clear_cache()
+
+
 def test_postnorm_pins_the_stream_and_shrinks_the_gradient_prenorm_hands_it_down():
     pre, post = (render("norm_placement", placement=placement, depth=24) for placement in ("pre", "post"))
     assert post["marks"][0]["heights"][1:] == pytest.approx([1.0] * 24, abs=1e-4)  # the norm comes last in a block
