@@ -269,6 +269,28 @@ def _renders(page, figure_id: str) -> int:
     return int(page.locator(f"#{figure_id}").get_attribute("data-renders") or 0)
 
 
+# Waits for the figure's next render without drawing frames meanwhile. Playwright's wait_for_function polls on every
+# animation frame, and a page that draws frames continuously changes what is measured: after a key press Chromium
+# holds the worker's reply until the next frame is out (its DeferRendererTasksAfterInput policy), so every update
+# would wait for a frame boundary that a reader's idle page does not have. A MutationObserver waits without frames.
+WAIT_FOR_RENDER_JS = """([id, count, timeout]) => new Promise((resolve, reject) => {
+  const figure = document.getElementById(id);
+  const done = () => Number(figure.dataset.renders) > count;
+  if (done()) return resolve();
+  const timer = setTimeout(() => { observer.disconnect(); reject(new Error(`no render of ${id} in ${timeout} ms`)); },
+                           timeout);
+  const observer = new MutationObserver(() => {
+    if (done()) { observer.disconnect(); clearTimeout(timer); resolve(); }
+  });
+  observer.observe(figure, {attributes: true, attributeFilter: ["data-renders"]});
+})"""
+
+
+def _wait_renders(page, figure_id: str, count: int) -> None:
+    """Wait until the figure has drawn more than `count` renders (see WAIT_FOR_RENDER_JS)."""
+    page.evaluate(WAIT_FOR_RENDER_JS, [figure_id, count, UPDATE_TIMEOUT_MS])
+
+
 def _wait_live(page, figure_id: str) -> None:
     page.locator(f"#{figure_id}").scroll_into_view_if_needed()
     page.wait_for_function(
@@ -324,8 +346,7 @@ def _measure_updates(browser: FreshBrowser, site_url: str) -> dict[str, dict]:
             for index in range(CHANGES_PER_CONTROL):
                 count = _renders(page, figure_id)
                 _change(control, kind, index)
-                page.wait_for_function("([id, n]) => Number(document.getElementById(id).dataset.renders) > n",
-                                       arg=[figure_id, count], timeout=UPDATE_TIMEOUT_MS).dispose()
+                _wait_renders(page, figure_id, count)
                 if _renders(page, figure_id) != count + 1 or page.locator(f"#{figure_id}").get_attribute(
                         "data-state") != "live":
                     raise RuntimeError(f"bench_sandboxes: {figure_id} after a change of "
@@ -387,7 +408,8 @@ def draw_with_matplotlib(description: dict, height: int, colors: dict) -> str:
     ax.tick_params(labelsize=12 * PX_TO_PT, colors=colors["muted"], labelcolor=colors["ink"])
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
-    ax.grid(spec["grid"], color=colors["muted"], alpha=0.25)
+    if spec["grid"]:  # style arguments with grid(False) switch the grid on, with a warning
+        ax.grid(True, color=colors["muted"], alpha=0.25)
     ax.set_xlabel(spec["xlabel"], fontsize=13 * PX_TO_PT)
     ax.set_ylabel(spec["ylabel"], fontsize=13 * PX_TO_PT)
     ax.set_title(spec["title"], fontsize=14 * PX_TO_PT, fontweight="semibold")

@@ -9,7 +9,9 @@
  *                    "installed" event. The reply's `wasm` is the module this worker runs, null unless its bytes
  *                    were checked; `checked` the Blobs of Pyodide's scripts and standard library, checked; `reused`
  *                    is {wasm, installed, checked}, booleans: which of the three this worker was booted from)
- *       op "render"  args: {sandbox, params}                          value: the figure description
+ *       op "render"  args: {sandbox, params, channel}                 value: the figure description
+ *                    (channel: the name of a BroadcastChannel the page listens on, or absent; the worker then sends
+ *                    this request's reply there instead of by postMessage: see README.md, "The reply channel")
  *       op "run"     args: {code, session, setup, check}              value: {result, check}
  *       op "reset"   args: {session}                                  value: {reset: bool}
  *       op "stream"  args: {name, args}                               value: what the stream returned

@@ -93,6 +93,7 @@
       this.source = null;  // runtime.json as written, {raw, base}: what a boot request carries
       this.manifest = null;  // the same, resolved (absolute URLs)
       this.worker = null;
+      this.replies = null;  // the BroadcastChannel the current worker answers renders on (README.md, "The reply channel")
       this.interruptBuffer = null;  // with cross-origin isolation: writing SIGINT stops the running cell
       this.calls = new Map();  // request id → {resolve, reject, onProgress, timer, options, op}
       this.nextId = 1;
@@ -199,6 +200,10 @@
 
     attach(worker) {
       worker.onmessage = (event) => worker === this.worker && this.receive(event.data);
+      if (typeof BroadcastChannel === "function") {
+        this.replies = new BroadcastChannel(`explainer-replies-${Math.random().toString(36).slice(2)}-${Date.now()}`);
+        this.replies.onmessage = (event) => worker === this.worker && this.receive(event.data);
+      }
       worker.onerror = (event) => {
         event.preventDefault();
         if (worker === this.worker) this.lose(workerError(event.message));
@@ -225,6 +230,7 @@
     call(op, args, options = {}) {
       const id = this.nextId++;
       const reply = this.track(id, options);
+      if (op === OPS.RENDER && this.replies) args = {...args, channel: this.replies.name};
       this.worker.postMessage(Protocol.request(id, op, args));
       return {id, reply};
     }
@@ -333,7 +339,8 @@
     dropWorker(reason, culprits = null) {
       this.generation += 1;
       if (this.worker) this.worker.terminate();
-      this.worker = null;
+      if (this.replies) this.replies.close();
+      this.worker = this.replies = null;
       this.interruptBuffer = null;
       const calls = [...this.calls.entries()];
       this.calls.clear();

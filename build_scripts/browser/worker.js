@@ -8,7 +8,8 @@
  *         bytes of Pyodide's scripts and standard library, and before the first run the worker sends the files the
  *         wheels installed; the page hands all three to the next worker of the visit, which starts from them (see
  *         "checkedBlob", "the compiled runtime" and "the installed packages" below).
- * render  explainer.sandbox.render_json(sandbox, params).
+ * render  explainer.sandbox.render_json(sandbox, params); the reply goes on the page's BroadcastChannel when the
+ *         request names one (`channel`): Chromium holds a worker's postMessage after a key press until its next frame.
  * run     explainer.live.run_cell_json: a reader's code cell; its output streams back as progress messages.
  * reset   forgets a cell session's variables.
  * stream  opens a named explainer stream and runs it one chunk per task: between chunks the worker answers other
@@ -468,8 +469,22 @@ function reply(id, json) {
   post({id, ...JSON.parse(json)});
 }
 
-function render(id, {sandbox, params}) {
-  reply(id, python.renderJson(sandbox, JSON.stringify(params || {})));
+// The reply channel (README.md): after a key press Chromium holds the tasks of postMessage from this worker until it
+// has drawn its next frame, so a figure computed in 2 ms would still wait up to a frame to be drawn. A message on a
+// BroadcastChannel is not held. The page names its channel in each render request; without one, postMessage.
+const replyChannels = new Map();  // channel name → BroadcastChannel
+
+function replyOn(channel, id, json) {
+  if (!channel || typeof BroadcastChannel !== "function") {
+    reply(id, json);
+    return;
+  }
+  if (!replyChannels.has(channel)) replyChannels.set(channel, new BroadcastChannel(channel));
+  replyChannels.get(channel).postMessage({id, ...JSON.parse(json)});
+}
+
+function render(id, {sandbox, params, channel}) {
+  replyOn(channel, id, python.renderJson(sandbox, JSON.stringify(params || {})));
 }
 
 function run(id, args) {

@@ -366,6 +366,8 @@ def test_loading_shows_each_stage_then_the_live_figure_replaces_the_static_one(b
     assert boot["resolved"]["numpy"]["url"] == (site.url + "assets/pyodide/0.27.7/"
                                                 "numpy-2.0.2-cp312-cp312-pyodide_2024_0_wasm32.whl")
     (render,) = fake_log(page, "render")
+    # The page names its reply channel; this fake worker answers by postMessage, which the page reads too.
+    assert render["args"].pop("channel") == page.evaluate("ExplainerRuntime.replies.name")
     assert render["args"] == {"sandbox": "projection_shadow", "params": {**VALUES, "seed": 7}}
     browser.assert_clean()
 

@@ -105,6 +105,40 @@ def test_a_stream_runs_chunk_by_chunk_answers_renders_in_between_and_stops_when_
     browser.assert_clean()
 
 
+def test_a_render_is_answered_on_the_pages_reply_channel_and_by_postmessage_without_one(browser, site_url, harness):
+    page = browser.page
+    boot(page, site_url + harness)
+    seen = page.evaluate("""async () => {
+      const seen = {channel: [], worker: []};
+      const runtime = ExplainerRuntime;
+      runtime.replies.addEventListener('message', (event) => seen.channel.push(event.data.id));
+      runtime.worker.addEventListener('message', (event) => seen.worker.push(event.data.id));
+      const onChannel = runtime.call('render', {sandbox: 'projection_shadow', params: {}});
+      const first = await onChannel.reply;
+      const channel = runtime.replies;
+      runtime.replies = null;  // a page that names no channel (an older runtime.js, no BroadcastChannel)
+      const byPost = runtime.call('render', {sandbox: 'projection_shadow', params: {u_angle: 'x'}});
+      const second = await byPost.reply;
+      runtime.replies = channel;
+      const cell = await runtime.call('run', {code: '1 + 1'}).reply;
+      return {...seen, ids: [onChannel.id, byPost.id], ok: [first.ok, second.ok, cell.ok],
+              error: second.error && second.error.parameter};
+    }""")
+    on_channel, by_post = seen["ids"]
+    assert seen["ok"] == [True, False, True] and seen["error"] == "u_angle", seen
+    assert on_channel in seen["channel"] and on_channel not in seen["worker"], seen
+    assert by_post in seen["worker"] and by_post not in seen["channel"], seen
+    assert set(seen["channel"]) == {on_channel}, "only renders that name the channel are answered on it"
+
+    name = page.evaluate("ExplainerRuntime.replies.name")
+    page.evaluate("ExplainerRuntime.lose('a test replaced the worker')")
+    page.evaluate("ExplainerRuntime.start()")  # a fresh worker gets a channel of its own; the old one is closed
+    page.wait_for_function("ExplainerRuntime.state === 'ready'", timeout=BOOT_TIMEOUT_MS)
+    assert page.evaluate("ExplainerRuntime.replies.name") != name
+    assert ask(page, "render", {"sandbox": "projection_shadow", "params": {}})["message"]["ok"] is True
+    browser.assert_clean()
+
+
 def test_runaway_code_is_stopped_by_a_fresh_worker_and_the_page_never_freezes(browser, site_url, harness):
     page = browser.page
     boot(page, site_url + harness)
