@@ -7,8 +7,9 @@ Both sides run in one headless Debian `chromium`, on the project's own `mkdocs b
   toggles by click, selects cycled), one render per change; a change's time is the page's own
   `performance.measure("explainer:update:<figure id>")`: input event → worker → Python → JSON → new SVG in the
   DOM.
-- BASELINE: after that, the same worker loads Pyodide 0.27.7's own matplotlib 3.8.4 (loadPackage, each wheel
-  checked against the official lock's sha256; they are served by this benchmark's copy of the site only, see
+- BASELINE: after that, the same worker loads Pyodide 0.27.7's own matplotlib 3.8.4 (loadPackage of the wheels'
+  URLs, since the site's boot reads a lock without packages; each wheel was checked against the official lock's
+  sha256 when it was cached, and they are served by this benchmark's copy of the site only, see
   benchmarks/pyodide_matplotlib.py) through the worker's `run` op (explainer.live, the code cells' route), and for
   every parameter set OURS drew, in the same order, computes the sandbox's figure description and draws it with the
   site's static renderer, build_scripts/figures/description.py (the one matplotlib drawing of a description, sent
@@ -54,7 +55,8 @@ RUN_JS = """async ([code, session, timeoutMs]) => {
   return message.value.result;
 }"""
 
-# Start loadPackage("matplotlib") from Python and return at once; the promise settles between later requests.
+# Start loadPackage(the wheels' URLs, _matplotlib_urls) from Python and return at once; the promise settles between
+# later requests. (By name it would need the official lock; the site's boot reads the build's lock, which lists none.)
 START_LOADING = """
 import pyodide_js
 from pyodide.ffi import create_proxy, to_js
@@ -71,7 +73,7 @@ def _failed(error):
 
 _options = to_js({"messageCallback": create_proxy(lambda message: None),
                   "errorCallback": create_proxy(_matplotlib["problems"].append)}, dict_converter=js.Object.fromEntries)
-_loading = pyodide_js.loadPackage("matplotlib", _options).then(create_proxy(_loaded), create_proxy(_failed))
+_loading = pyodide_js.loadPackage(to_js(_matplotlib_urls), _options).then(create_proxy(_loaded), create_proxy(_failed))
 """
 LOADING_STATE = "(_matplotlib['done'], _matplotlib['problems'])"
 
@@ -136,9 +138,11 @@ def _run(page, code: str, timeout_ms: int = RUN_TIMEOUT_MS):
     return None if result is None else ast.literal_eval(result)
 
 
-def _load_matplotlib(page) -> float:
-    """loadPackage("matplotlib") in the page's worker, then install the static renderer; returns the seconds taken."""
+def _load_matplotlib(page, urls: list[str]) -> float:
+    """loadPackage of matplotlib's wheels in the page's worker, then install the static renderer; returns the seconds
+    taken."""
     start = time.perf_counter()
+    _run(page, f"_matplotlib_urls = {urls!r}")
     _run(page, START_LOADING)
     deadline = start + LOAD_TIMEOUT_MS / 1e3
     while True:
@@ -163,7 +167,9 @@ def _matplotlib_seconds(page, name: str, height: int, params: list[dict]) -> lis
     return json.loads(_run(page, code))
 
 
-def _site_with_matplotlib(site_dir: Path, site_url: str) -> None:
+def _site_with_matplotlib(site_dir: Path, site_url: str) -> list[str]:
+    """Build the site and serve matplotlib's wheels beside its Pyodide; returns their URLs, numpy's left out (the
+    worker has it)."""
     build = support.run_mkdocs_build(PROJECT_ROOT / "mkdocs.yml", site_dir, site_url=site_url)
     if build.returncode:
         raise RuntimeError(f"bench_matplotlib_pyodide: `mkdocs build --strict` failed:\n{build.stderr[-3000:]}")
@@ -171,7 +177,8 @@ def _site_with_matplotlib(site_dir: Path, site_url: str) -> None:
     if not (runtime / "pyodide-lock.json").is_file():
         raise RuntimeError(f"bench_matplotlib_pyodide: the built site has no {PYODIDE_SITE_DIR} "
                            "(mkdocs.yml must keep `self_host: true`)")
-    pyodide_matplotlib.install_into(runtime)  # this temporary copy only: the real site never carries them
+    names = pyodide_matplotlib.install_into(runtime)  # this temporary copy only: the real site never carries them
+    return [f"{site_url}{PYODIDE_SITE_DIR}/{name}" for name in names if not name.startswith("numpy-")]
 
 
 def _rows(name: str, ours: list[float], baseline: list[float]) -> list[Ratio]:
@@ -194,11 +201,11 @@ def run() -> list[Ratio]:
         site_dir = Path(temp) / "site"
         server = support.StaticSiteServer(site_dir)  # first: the build needs its address (instant navigation)
         try:
-            _site_with_matplotlib(site_dir, server.url)
+            urls = _site_with_matplotlib(site_dir, server.url)
             with sync_playwright() as playwright, FreshBrowser(playwright, executable,
                                                                urlsplit(server.url).netloc) as browser:
                 updates = bench_sandboxes._measure_updates(browser, server.url)
-                _load_matplotlib(browser.page)
+                _load_matplotlib(browser.page, urls)
                 for name, result in updates.items():
                     baseline = _matplotlib_seconds(browser.page, name, result["height"], result["params"])
                     rows.extend(_rows(name, result["seconds"], baseline))

@@ -38,12 +38,16 @@ def dependency_closure(lock: dict, name: str) -> list[str]:
     return sorted(seen)
 
 
+def closure_wheels(lock: dict) -> dict[str, str]:
+    """File name → official sha256 of every wheel matplotlib needs, the prepared runtime's (numpy, packaging) too."""
+    return {lock["packages"][name]["file_name"]: lock["packages"][name]["sha256"]
+            for name in dependency_closure(lock, ROOT_PACKAGE)}
+
+
 def expected_hashes(lock: dict) -> dict[str, str]:
     """File name → official sha256 of every wheel matplotlib needs that the prepared runtime does not have."""
     runtime_has = set(pyodide_runtime.WANTED_WHEELS)
-    wheels = {lock["packages"][name]["file_name"]: lock["packages"][name]["sha256"]
-              for name in dependency_closure(lock, ROOT_PACKAGE)}
-    return {file: sha256 for file, sha256 in wheels.items() if file not in runtime_has}
+    return {file: sha256 for file, sha256 in closure_wheels(lock).items() if file not in runtime_has}
 
 
 def prepare(cache_dir: Path = CACHE_DIR) -> dict[str, str]:
@@ -63,13 +67,19 @@ def missing(cache_dir: Path = CACHE_DIR) -> list[str]:
 
 
 def install_into(runtime_dir: Path, cache_dir: Path = CACHE_DIR) -> list[str]:
-    """Copy the verified wheels next to a served runtime's pyodide-lock.json, so loadPackage("matplotlib") finds
-    them (it checks each file against the lock's sha256 again as it loads it). Returns the file names."""
-    expected = expected_hashes(read_official_lock())
+    """Copy the wheels, each checked against the official lock's sha256 here, into a served runtime's folder, where
+    the benchmark's worker loads them by URL. Returns the file names of matplotlib and all it depends on, the
+    runtime's own wheels (already in that folder) included."""
+    lock = read_official_lock()
+    expected = expected_hashes(lock)
     pyodide_runtime.verify_wheels(cache_dir, expected)
     for name in expected:
         shutil.copy2(cache_dir / name, runtime_dir / name)
-    return sorted(expected)
+    names = sorted(closure_wheels(lock))
+    absent = [name for name in names if not (runtime_dir / name).is_file()]
+    if absent:
+        raise RuntimeSetupError(f"{runtime_dir} lacks {', '.join(absent)}, which matplotlib needs")
+    return names
 
 
 def main(argv: list[str] | None = None) -> int:
