@@ -275,13 +275,24 @@ def gradient_norms(config: AblationConfig, tokens, permuted_tokens=None) -> Grad
     """
     tokens, permuted = _checked_pair(config, tokens, permuted_tokens, "gradient_norms")
     stack = _stack(config, tokens, permuted)
-    if config.depth not in stack.gradient_norms:
-        loss, gradients = _gradients(stack, tokens, config)
-        with np.errstate(over="ignore", invalid="ignore"):
-            stacked = np.concatenate(gradients)  # (L + 1, T, d)
-            stack.gradient_norms[config.depth] = loss, np.sqrt(np.einsum("ltd,ltd->l", stacked, stacked)).tolist()
+    _backward(stack, tokens, config, blocks=config.depth + 1)
     loss, norms = stack.gradient_norms[config.depth]
     return GradientReport(loss, norms, config)
+
+
+def prepare_gradients(config: AblationConfig, tokens, permuted_tokens=None, blocks: int = 1) -> bool:
+    """Compute up to `blocks` more blocks of what gradient_norms(config) needs, the forward pass's first and then the
+    backward pass's (the loss counts as one); True once gradient_norms(config) has nothing left to compute.
+
+    Like prepare, for idle time: the result is the same, number for number, whichever call computed its parts.
+    """
+    tokens, permuted = _checked_pair(config, tokens, permuted_tokens, "prepare_gradients")
+    known = _LAYERS_CACHE.get(_key(config, tokens, permuted))
+    forward = min(blocks, config.depth - (len(known.states) - 1 if known else 0))
+    if forward > 0:
+        prepare(config, tokens, permuted, blocks=forward)
+        return False
+    return _backward(_stack(config, tokens, permuted), tokens, config, blocks)
 
 
 def loss_gradients(config: AblationConfig, tokens, permuted_tokens=None) -> tuple[float, list[np.ndarray]]:
@@ -294,12 +305,47 @@ def loss_gradients(config: AblationConfig, tokens, permuted_tokens=None) -> tupl
 def _gradients(stack: "_Stack", tokens: np.ndarray, config: AblationConfig) -> tuple[float, list[np.ndarray]]:
     if _first_nonfinite(stack, config.depth) is not None:
         return math.nan, [np.full(stack.states[0][:1].shape, math.nan)] * (config.depth + 1)
+    loss, gradients = _backward_start(stack, tokens, config)
+    _backward_steps(stack, gradients, config, config.depth)
+    return loss, gradients[::-1]
+
+
+def _backward_start(stack: "_Stack", tokens: np.ndarray, config: AblationConfig) -> tuple[float, list[np.ndarray]]:
+    """The loss at config.depth and its gradient there: the list the backward pass goes on from, top layer first."""
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         loss, grad = next_word_loss(stack.states[config.depth][:1], init_weights(config), tokens, config)
-        gradients = [grad]  # (1, T, d) at the last layer, then one block further down each time (weights' skipped)
-        for layer in reversed(range(config.depth)):
+    return loss, [grad]  # (1, T, d) at the last layer; each step appends the gradient one block further down
+
+
+def _backward_steps(stack: "_Stack", gradients: list, config: AblationConfig, blocks: int) -> None:
+    """Carry `gradients` (top layer first) down through up to `blocks` more blocks (the weights' gradients skipped)."""
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        for _ in range(min(blocks, config.depth + 1 - len(gradients))):
+            layer = config.depth - len(gradients)  # the block whose backward gives the gradient at its input
             gradients.append(layers.block_backward(gradients[-1], stack.caches[layer], config, weights_too=False)[0])
-    return loss, gradients[::-1]
+
+
+def _backward(stack: "_Stack", tokens: np.ndarray, config: AblationConfig, blocks: int) -> bool:
+    """Up to `blocks` more blocks of config's backward pass, kept in the stack between calls (the loss counts as a
+    block); once complete, the gradient's norm at every layer goes into stack.gradient_norms. True when it is there."""
+    depth = config.depth
+    if depth in stack.gradient_norms:
+        return True
+    if _first_nonfinite(stack, depth) is not None:
+        stack.gradient_norms[depth] = math.nan, [math.nan] * (depth + 1)
+        return True
+    if depth not in stack.backward:
+        stack.backward[depth] = _backward_start(stack, tokens, config)
+        blocks -= 1
+    loss, gradients = stack.backward[depth]
+    _backward_steps(stack, gradients, config, blocks)
+    if len(gradients) <= depth:
+        return False
+    del stack.backward[depth]
+    with np.errstate(over="ignore", invalid="ignore"):
+        stacked = np.concatenate(gradients[::-1])  # (L + 1, T, d), the embeddings first
+        stack.gradient_norms[depth] = loss, np.sqrt(np.einsum("ltd,ltd->l", stacked, stacked)).tolist()
+    return True
 
 
 # ---- how alike the positions are ------------------------------------------------------------------------------------
@@ -326,6 +372,7 @@ class _Stack:
     rows: dict  # per-layer diagnostics of the first sentence, as long as `states`
     first_nonfinite: int | None = None
     gradient_norms: dict = field(default_factory=dict)  # depth -> (loss, norms per layer): see gradient_norms
+    backward: dict = field(default_factory=dict)  # depth -> (loss, gradients so far, top first): a backward under way
 
 
 # Depth d uses the first d of the same 24 blocks, so a deeper run only extends a shallower one. The lab keeps each
@@ -355,7 +402,8 @@ def prepare(config: AblationConfig, tokens, permuted_tokens=None, blocks: int = 
 
 def preparing(configs: list[AblationConfig], tokens, permuted_tokens=None) -> Callable[[], bool]:
     """A step for idle time (explainer.idle.later): each call computes one more block of the next of `configs` that
-    still lacks some, taking them in turn; it returns True once every one of them is computed to its depth.
+    still lacks some (its forward pass, then its backward pass: prepare_gradients), taking them in turn; it returns
+    True once run_ablation and gradient_norms of every one of them would compute nothing.
 
     A sandbox passes the arrangements its reader's next change may ask for (one switch away, or deeper), so that
     change finds its layers cached instead of computing a whole stack inside one frame.
@@ -364,7 +412,7 @@ def preparing(configs: list[AblationConfig], tokens, permuted_tokens=None) -> Ca
 
     def step() -> bool:
         config = waiting.pop(0)
-        if not prepare(config, tokens, permuted_tokens, blocks=1):
+        if not prepare_gradients(config, tokens, permuted_tokens, blocks=1):
             waiting.append(config)
         return not waiting
 

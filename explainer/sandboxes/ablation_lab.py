@@ -147,7 +147,7 @@ def _preparing(depth: int, weights: str, switches: dict):
     A switch flipped at depth 24 asks for 24 blocks never computed: more than a frame in Pyodide (about 0.6 ms a
     block there, nearly all of it matrix products). So between changes the lab computes, one block per step and the
     arrangements in turn, the blocks of the arrangements one switch away and the deeper blocks of this one (for the
-    depth slider's End key).
+    depth slider's End key), each forward and then back down (for the gradient view).
     """
     waiting = [lab_config(depth, weights, **{**switches, name: not on}) for name, on in switches.items()]
     waiting.append(lab_config(MAX_DEPTH, weights, **switches))

@@ -50,10 +50,12 @@ def norm_placement(placement: str, norm: str, depth: int) -> dict:
 
 
 def _preparing(config: AblationConfig):
-    """Idle work (explainer.idle): the layers of the two arrangements one choice away and of this one at full depth,
-    a block per step, so that the reader's next change finds them computed (a new arrangement at depth 24 is 24
-    blocks: more than a frame in Pyodide)."""
+    """Idle work (explainer.idle): the forward and backward passes of the two arrangements one choice away and of this
+    one at full depth and one layer either side (the slider's End and arrow keys), a block per step, so that the
+    reader's next change finds them computed (a new arrangement at depth 24 is 24 blocks each way: more than a frame
+    in Pyodide; a new depth of a known one, its backward pass)."""
     waiting = [dataclasses.replace(config, **{name: value}) for name, options in CHOICES.items()
                for value, _ in options if value != getattr(config, name)]
-    waiting.append(dataclasses.replace(config, depth=MAX_DEPTH))
+    depths = sorted({MAX_DEPTH, max(1, config.depth - 1), min(MAX_DEPTH, config.depth + 1)} - {config.depth})
+    waiting.extend(dataclasses.replace(config, depth=depth) for depth in depths)
     return preparing(waiting, SENTENCE_IDS, SWAPPED_IDS)

@@ -416,11 +416,30 @@ def test_the_trained_model_takes_letters_not_the_random_models_words(trained):
 def test_preparing_steps_through_every_arrangement_a_block_at_a_time():
     configs = [AblationConfig(depth=3), AblationConfig(depth=2, norm="layernorm", placement="post")]
     ablation.clear_cache()
-    fresh = [run_ablation(config, SENTENCE, SWAPPED) for config in configs]
+    fresh = [(run_ablation(c, SENTENCE, SWAPPED), gradient_norms(c, SENTENCE, SWAPPED)) for c in configs]
     ablation.clear_cache()
     step = ablation.preparing(configs, SENTENCE, SWAPPED)
-    done = [step() for _ in range(5)]
-    assert done == [False, False, False, False, True]  # 3 + 2 blocks, one per step, the two in turn
-    assert sorted(len(stack.states) - 1 for stack in ablation._LAYERS_CACHE.values()) == [2, 3]
-    for config, expected in zip(configs, fresh):
-        np.testing.assert_array_equal(run_ablation(config, SENTENCE, SWAPPED).residual_rms, expected.residual_rms)
+    done = [step() for _ in range(12)]
+    # Each arrangement: its blocks forward, then the loss and its blocks backward; the two arrangements in turn.
+    assert done == [False] * 11 + [True]
+    stacks = sorted(ablation._LAYERS_CACHE.values(), key=lambda stack: len(stack.states))
+    assert [(len(stack.states) - 1, list(stack.gradient_norms), stack.backward) for stack in stacks] == [
+        (2, [2], {}), (3, [3], {})]
+    for config, (result, gradients) in zip(configs, fresh):
+        np.testing.assert_array_equal(run_ablation(config, SENTENCE, SWAPPED).residual_rms, result.residual_rms)
+        np.testing.assert_array_equal(gradient_norms(config, SENTENCE, SWAPPED).gradient_norm, gradients.gradient_norm)
+
+
+def test_a_backward_pass_computed_in_parts_gives_the_same_numbers_as_in_one_go():
+    for config in (AblationConfig(depth=6), AblationConfig(depth=6, residual=False, norm="none")):
+        ablation.clear_cache()
+        whole = gradient_norms(config, SENTENCE, SWAPPED)
+        ablation.clear_cache()
+        calls = 1
+        while not ablation.prepare_gradients(config, SENTENCE, SWAPPED, blocks=2):
+            calls += 1
+        assert calls == 7  # 6 blocks forward in 3 calls, then the loss and 6 blocks backward in 4
+        parts = gradient_norms(config, SENTENCE, SWAPPED)
+        assert parts.loss == whole.loss or (np.isnan(parts.loss) and np.isnan(whole.loss))
+        np.testing.assert_array_equal(parts.gradient_norm, whole.gradient_norm)
+    ablation.clear_cache()

@@ -283,7 +283,7 @@ def test_the_ablation_lab_computes_the_arrangements_one_switch_away_in_idle_time
         steps += 1
     depths = sorted(len(stack.states) - 1 for stack in ablation._LAYERS_CACHE.values())
     assert depths == [6, 6, 6, 6, MAX_DEPTH]  # 4 arrangements one switch away, and this one as deep as it goes
-    assert steps == 4 * 6 + (MAX_DEPTH - 6)  # one block per task
+    assert steps == 4 * (6 + 7) + (MAX_DEPTH - 6) + (MAX_DEPTH + 1)  # a block per task: forward, then loss and backward
     assert {key[0].residual for key in ablation._LAYERS_CACHE} == {True, False}
     ablation.clear_cache()
 
@@ -406,10 +406,13 @@ def test_norm_placement_prepares_in_idle_time_each_choice_flipped_and_its_full_d
     steps = 1
     while not step():
         steps += 1
-    computed = {(key[0].placement, key[0].norm): len(stack.states) - 1
+    computed = {(key[0].placement, key[0].norm): (len(stack.states) - 1, list(stack.gradient_norms))
                 for key, stack in ablation._LAYERS_CACHE.items()}
-    assert computed == {("post", "rmsnorm"): 2, ("pre", "layernorm"): 2, ("pre", "rmsnorm"): ablation.MAX_DEPTH}
-    assert steps == 2 + 2 + ablation.MAX_DEPTH  # one block per step
+    assert computed == {("post", "rmsnorm"): (2, [2]), ("pre", "layernorm"): (2, [2]),
+                        ("pre", "rmsnorm"): (ablation.MAX_DEPTH, [1, 3, ablation.MAX_DEPTH])}
+    # A block per step: the flips' 2 forward and 3 back (with the loss); this arrangement's 24 forward, shared by
+    # depths 1, 3 and 24, and the backward pass at each of them.
+    assert steps == 2 * 5 + ablation.MAX_DEPTH + sum(depth + 1 for depth in (1, 3, ablation.MAX_DEPTH))
     ablation.clear_cache()
 
 
