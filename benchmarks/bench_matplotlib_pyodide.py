@@ -207,7 +207,8 @@ def run() -> list[Ratio]:
                 updates = bench_sandboxes._measure_updates(browser, server.url)
                 _load_matplotlib(browser.page, urls)
                 for name, result in updates.items():
-                    baseline = _matplotlib_seconds(browser.page, name, result["height"], result["params"])
+                    baseline = _matplotlib_seconds(browser.page, result["sandbox"], result["height"],
+                                                   result["params"])
                     rows.extend(_rows(name, result["seconds"], baseline))
                 browser.check("the matplotlib run")
         finally:

@@ -56,8 +56,28 @@ def number(value) -> float | None:
 
 
 def numbers(values) -> list[float | None]:
-    """A JSON-safe list of numbers from any 1-D array-like."""
-    return [number(v) for v in np.asarray(values, dtype=float).ravel()]
+    """A JSON-safe list of numbers from any array-like (flattened): `number` of each, computed for all at once."""
+    return _formatted(np.asarray(values, dtype=float).ravel(), f".{SIGNIFICANT_DIGITS}g")
+
+
+_READ_FLOATS = json.JSONDecoder(parse_int=float)
+_FORMAT_ONE_BY_ONE = 8
+
+
+def _formatted(array: np.ndarray, spec: str) -> list[float | None]:
+    """float(f"{v:{spec}}") of every finite v of a 1-D float array, None for the others. Inside Pyodide a Python loop
+    over the values is most of the time a heatmap takes, so all are formatted by one %-format and read back by one
+    JSON decode (parse_int=float: "3" is 3.0, "-0" is -0.0), which give exactly what formatting one value does."""
+    if array.size <= _FORMAT_ONE_BY_ONE:  # a few values: a loop is quicker than the two calls
+        return [float(f"{v:{spec}}") if math.isfinite(v) else None for v in array.tolist()]
+    finite = np.isfinite(array)
+    all_finite = bool(finite.all())
+    text = (f"%{spec}," * array.size)[:-1] % tuple((array if all_finite else np.where(finite, array, 0.0)).tolist())
+    listed = _READ_FLOATS.decode(f"[{text}]")
+    if not all_finite:
+        for index in np.flatnonzero(~finite).tolist():
+            listed[index] = None
+    return listed
 
 
 def _role(color: str) -> str:
@@ -237,7 +257,9 @@ def region(x, y, *, color: str = "primary", opacity: float = 0.15, label: str = 
 def _cell_edges(name: str, values, cells: int) -> list[float]:
     """Cell edges along one axis from `cells` centres (edges half-way between) or `cells + 1` edges."""
     given = np.asarray(values, dtype=float).ravel()  # (cells,) or (cells + 1,)
-    if given.size not in (cells, cells + 1) or not np.all(np.isfinite(given)) or np.any(np.diff(given) <= 0):
+    listed = given.tolist()  # a heatmap's edges are few: plain floats are quicker to check than numpy calls
+    if (given.size not in (cells, cells + 1) or not all(map(math.isfinite, listed))
+            or any(after <= before for before, after in zip(listed, listed[1:]))):
         raise ValueError(f"heatmap: {name} must be {cells} increasing cell centres or {cells + 1} edges, all finite "
                          f"(got {given.size} values)")
     if given.size == cells + 1:
@@ -271,9 +293,16 @@ def heatmap(x, y, values, *, color: str = "primary", vmin: float | None = None, 
         raise ValueError(f"heatmap: need finite vmin ≤ vmax (got {low!r} and {high!r})")
     share = np.clip((grid - low) / (high - low), 0, 1) if high > low else np.where(grid >= high, 1.0, 0.0)  # (m, n)
     share = np.where(np.isfinite(grid), share, np.nan)  # (m, n) an empty cell stays empty
-    opacity = [[None if v is None else round(v, 3) for v in numbers(row)] for row in share]
-    return {"type": "heatmap", "x": x_edges, "y": y_edges, "values": [numbers(row) for row in grid],
-            "opacity": opacity, "vmin": number(low), "vmax": number(high), "color": _role(color), "label": label}
+    # Opacities to 3 decimals of the JSON-safe numbers: round(number(v), 3), for all cells at once.
+    opacity = _formatted(np.array(numbers(share), dtype=float), ".3f")  # None is read as nan
+    values = numbers(grid)
+    return {"type": "heatmap", "x": x_edges, "y": y_edges, "values": _rows(values, columns),
+            "opacity": _rows(opacity, columns), "vmin": number(low), "vmax": number(high), "color": _role(color),
+            "label": label}
+
+
+def _rows(flat: list, columns: int) -> list[list]:
+    return [flat[start:start + columns] for start in range(0, len(flat), columns)]
 
 
 def readout(label: str, value, *, unit: str = "", digits: int = 3) -> dict:

@@ -4,6 +4,7 @@ import json
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from explainer import figure as fig
@@ -12,6 +13,32 @@ from explainer import figure as fig
 def test_numbers_are_rounded_and_non_finite_values_become_null():
     assert fig.numbers([1 / 3, math.nan, math.inf, 2]) == [0.333333, None, None, 2.0]
     json.dumps(fig.line([0, 1, 2], [1, math.nan, 3]), allow_nan=False)
+
+
+def test_numbers_of_an_array_are_each_values_number_to_the_bit():
+    """numbers() formats a whole array at once; each entry must equal number() of that value, float type and sign of
+    zero included, over values of every size, integers, halfway cases and non-finite ones."""
+    rng = np.random.default_rng(0)
+    values = np.concatenate([
+        rng.standard_normal(400) * 10.0 ** rng.integers(-30, 30, 400),
+        [0.0, -0.0, 3.0, -7.0, 1e22, 2.5e-5, 0.1234565, 1234565.0, 1 / 3, math.nan, math.inf, -math.inf, 5e-324,
+         1.7976931348623157e308]])
+    got = fig.numbers(values)
+    want = [fig.number(v) for v in values]
+    assert [(type(g), g, math.copysign(1, g) if g is not None else None) for g in got] == [
+        (type(w), w, math.copysign(1, w) if w is not None else None) for w in want]
+    assert fig.numbers(values.reshape(-1, 2)) == got  # any shape, flattened
+    small = [entry for start in range(0, len(values), 3) for entry in fig.numbers(values[start:start + 3])]
+    assert [(g, math.copysign(1, g) if g is not None else None) for g in small] == [
+        (w, math.copysign(1, w) if w is not None else None) for w in want]  # a few values take another path
+    assert fig.numbers([]) == []
+
+
+def test_heatmap_opacities_are_the_values_share_to_three_decimals():
+    grid = np.array([[0.0, 0.25, 0.1235], [math.nan, 1.5, -2.0]])
+    mark = fig.heatmap([0, 1, 2], [0, 1], grid, vmin=0, vmax=1)
+    assert mark["values"] == [[0.0, 0.25, 0.1235], [None, 1.5, -2.0]]
+    assert mark["opacity"] == [[round(fig.number(v), 3) for v in (0.0, 0.25, 0.1235)], [None, 1.0, 0.0]]
 
 
 def test_linear_ticks_are_round_and_inside_the_limits():
