@@ -18,7 +18,8 @@ tests/browser/conftest.py) against the project's own `mkdocs build --strict` (se
    printed so a lucky or unlucky median can be told from a real change. **Repeat visit**: right after each of ours'
    samples, the same browser loads the page again (a full load, HTTP cache warm) and the same mark is read; its median
    is compared with issue 13's 1.5 s target.
-2. **Control change → updated SVG, p50 and p95 per sandbox.** On `sandboxes/` (every sandbox of the site) each
+2. **Control change → updated SVG, p50 and p95 per sandbox placement** (a sandbox placed twice has a row for each,
+   "ablation_lab #2"). On `sandboxes/` (every sandbox of the site) each
    sandbox is brought live first (all of them, so no initial render shares the worker with a measured update); then
    every enabled control gets ~15 changes, the way a reader makes them: sliders by keyboard (End, ArrowLeft, Home,
    ArrowRight, repeated: both extremes and a step next to each), toggles by click, selects by cycling their options.
