@@ -14,6 +14,7 @@ magic number). With another Python the site is built without bytecode and boots 
     build/cache/precompiled/<digest>/   python_stdlib.zip, numpy-….whl, explainer-….whl, lock.json, entries.json
 """
 
+import hashlib
 import importlib.util
 import io
 import json
@@ -88,9 +89,12 @@ def imported_files(runtime_dir: Path, wheel: Path) -> set[str]:
 
 
 def _digest(runtime_dir: Path, wheel: Path) -> str:
+    """A hash of what the archives are made from: each input's name and bytes, never where it lies, so a copy of the
+    project (the tests build many) finds the archives its identical inputs made."""
     inputs = [runtime_dir / "python_stdlib.zip", runtime_dir / "pyodide-lock.json", wheel, Path(__file__),
               IMPORTS_SCRIPT]
-    return files_digest([path.resolve() for path in inputs], Path("/"))
+    return hashlib.sha256(b"".join(files_digest([path.resolve()], path.resolve().parent).encode()
+                                   for path in inputs)).hexdigest()
 
 
 def precompiled_runtime(runtime_dir: Path, wheel: Path, cache_dir: Path = DEFAULT_CACHE_DIR,

@@ -74,7 +74,8 @@ def run_mkdocs_build(config_file: Path, site_dir: Path, site_url: str | None = N
 # What a copy of the project shares with the project (linked, not copied): set-up results and the caches that are
 # keyed by their inputs. The copy builds its own wheel (build/cache/wheel) from its own sources.
 SHARED_WITH_COPIES = ("build/pyodide", "node_modules", "build/cache/figures", "build/cache/training",
-                      "build/cache/trained", "build/cache/pyodide-wheels")
+                      "build/cache/trained", "build/cache/pyodide-wheels", "build/cache/precompiled",
+                      "build/cache/math")
 
 
 def copy_project_site_sources(destination: Path) -> Path:

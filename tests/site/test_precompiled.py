@@ -97,3 +97,20 @@ def test_the_cache_keeps_only_the_most_recent_folders_of_archives(tmp_path):
     deleted = precompiled.prune(tmp_path, keep=2)
     assert sorted(path.name for path in deleted) == ["older", "oldest"]
     assert sorted(path.name for path in tmp_path.iterdir()) == ["middle", "newest", "not-ours"]
+
+
+def test_the_archives_key_is_what_they_are_made_of_not_where_the_inputs_lie(tmp_path):
+    """A copy of the project (the tests build many) finds the archives the project made; a changed input does not."""
+    runtimes = []
+    for place in ("one", "two/deeper"):
+        runtime = tmp_path / place / "runtime"
+        runtime.mkdir(parents=True)
+        (runtime / "python_stdlib.zip").write_bytes(b"stdlib")
+        (runtime / "pyodide-lock.json").write_text("{}")
+        (runtime / "explainer-0.1.0-py3-none-any.whl").write_bytes(b"wheel")
+        runtimes.append(runtime)
+    first, second = (precompiled._digest(runtime, runtime / "explainer-0.1.0-py3-none-any.whl")
+                     for runtime in runtimes)
+    assert first == second
+    (runtimes[1] / "explainer-0.1.0-py3-none-any.whl").write_bytes(b"another wheel")
+    assert precompiled._digest(runtimes[1], runtimes[1] / "explainer-0.1.0-py3-none-any.whl") != first
