@@ -10,6 +10,7 @@ policy enforced, no request routing (so the HTTP cache works); tests using it wa
 evaluations (tests/browser/test_offline.py, test_security.py, test_addresses.py).
 """
 
+import contextlib
 import shutil
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
@@ -58,7 +59,20 @@ def launch(playwright, profile, **options):
 @pytest.fixture
 def browser(playwright_instance, site_url, tmp_path):
     """A fresh Chromium profile with one open page, guarded against network access outside the site."""
-    context = launch(playwright_instance, tmp_path / "profile", service_workers="block", bypass_csp=True)
+    with guarded_session(playwright_instance, site_url, tmp_path / "profile") as session:
+        yield session
+
+
+@pytest.fixture(scope="module")
+def module_browser(playwright_instance, site_url, tmp_path_factory):
+    """`browser`, shared by the tests of one module: for checks that read pages and change nothing."""
+    with guarded_session(playwright_instance, site_url, tmp_path_factory.mktemp("module-browser")) as session:
+        yield session
+
+
+@contextlib.contextmanager
+def guarded_session(playwright_instance, site_url, profile):
+    context = launch(playwright_instance, profile, service_workers="block", bypass_csp=True)
     page = context.pages[0] if context.pages else context.new_page()
     session = BrowserSession(page)
     site_origin = urlsplit(site_url).netloc
@@ -74,8 +88,10 @@ def browser(playwright_instance, site_url, tmp_path):
     context.route("**/*", guard)
     page.on("console", lambda message: message.type == "error" and session.console_errors.append(message.text))
     page.on("pageerror", lambda error: session.console_errors.append(str(error)))
-    yield session
-    context.close()
+    try:
+        yield session
+    finally:
+        context.close()
 
 
 @pytest.fixture(scope="module")

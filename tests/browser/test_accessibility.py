@@ -117,40 +117,41 @@ UNLABELLED_CONTROLS = """() => [...document.querySelectorAll('input, select, tex
   .map(e => e.outerHTML.slice(0, 160))"""
 
 
-def each_page(browser, site_url, built_site):
-    """Yield (path, page) for every page, loaded and with its quizzes mounted."""
+@pytest.fixture(scope="module")
+def loaded_pages(module_browser, site_url, built_site) -> dict[str, dict]:
+    """Every page loaded once (the checks below only read it): its headings, images without alt text, unlabelled
+    controls and how many controls of ours it has, by path."""
+    found = {}
     for path in site_pages(built_site):
-        browser.page.goto(site_url + path)
-        browser.page.wait_for_load_state("load")
-        yield path, browser.page
+        page = module_browser.page
+        page.goto(site_url + path)
+        page.wait_for_load_state("load")
+        found[path] = {"headings": page.evaluate(HEADINGS), "images without alt": page.evaluate(IMAGES_WITHOUT_ALT),
+                       "unlabelled": page.evaluate(UNLABELLED_CONTROLS),
+                       "controls": page.locator(".sandbox__control, .quiz__input").count()}
+    module_browser.assert_clean()
+    return found
 
 
-def test_headings_go_down_one_level_at_a_time_on_every_page(browser, site_url, built_site):
+def test_headings_go_down_one_level_at_a_time_on_every_page(loaded_pages):
     problems = []
-    for path, page in each_page(browser, site_url, built_site):
-        headings = page.evaluate(HEADINGS)
+    for path, found in loaded_pages.items():
+        headings = found["headings"]
         if not headings or headings[0][0] != 1 or [level for level, _ in headings].count(1) != 1:
             problems.append(f"/{path}: needs exactly one h1, first (got {headings[:3]}…)")
         for (before, _), (level, anchor) in zip(headings, headings[1:]):
             if level > before + 1:
                 problems.append(f"/{path}: h{before} is followed by h{level} (#{anchor})")
     assert not problems, "\n".join(problems)
-    browser.assert_clean()
 
 
-def test_every_image_has_alt_text_on_every_page(browser, site_url, built_site):
-    missing = {path: images for path, page in each_page(browser, site_url, built_site)
-               if (images := page.evaluate(IMAGES_WITHOUT_ALT))}
+def test_every_image_has_alt_text_on_every_page(loaded_pages):
+    missing = {path: found["images without alt"] for path, found in loaded_pages.items() if found["images without alt"]}
     assert not missing, missing
-    browser.assert_clean()
 
 
-def test_every_form_control_has_a_label_on_every_page(browser, site_url, built_site):
-    unlabelled, seen = {}, 0
-    for path, page in each_page(browser, site_url, built_site):
-        seen += page.locator(".sandbox__control, .quiz__input").count()
-        if controls := page.evaluate(UNLABELLED_CONTROLS):
-            unlabelled[path] = controls
-    assert seen > 0, "no sandbox or quiz control found: the check checked nothing of ours"
+def test_every_form_control_has_a_label_on_every_page(loaded_pages):
+    assert sum(found["controls"] for found in loaded_pages.values()) > 0, (
+        "no sandbox or quiz control found: the check checked nothing of ours")
+    unlabelled = {path: found["unlabelled"] for path, found in loaded_pages.items() if found["unlabelled"]}
     assert not unlabelled, unlabelled
-    browser.assert_clean()
