@@ -96,16 +96,21 @@ def _gradient_panel(result: AblationResult, final: int) -> tuple[dict, list, lis
 
 
 def _similarity_panel(result: AblationResult, final: int) -> tuple[dict, list, list]:
-    """Every two positions' cosine similarity, one square per layer shown: rank collapse turns a square solid."""
+    """Every two positions' cosine similarity, one square per layer shown: rank collapse turns a square solid.
+
+    The squares are one heat map whose columns between two squares are empty: one mark to describe, not one per
+    square (in Pyodide each mark's few numpy calls cost more than its cells)."""
     shown = similarity_layers(result.config.depth)
     cosines = np.array(result.cosine_similarity)  # (L + 1, T, T)
     length = cosines.shape[-1]
-    rows = np.arange(length + 1)  # cell edges; position 1 on top
-    marks = [fig.heatmap(panel * (length + 1) + rows, rows, cosines[layer][::-1], vmin=0, vmax=1,
-                         label="cosine similarity (full = 1, empty ≤ 0)" if panel == 0 else "")
-             for panel, layer in enumerate(shown)]
-    ticks = [(panel * (length + 1) + length / 2, f"layer {layer}") for panel, layer in enumerate(shown)]
-    axes = fig.axes(xlim=(-0.5, len(shown) * (length + 1) - 0.5), ylim=(-0.3, 1.25 * length), xticks=ticks,
+    stride = length + 1  # a square and the empty column after it
+    squares = np.full((length, len(shown) * stride - 1), np.nan)  # (T, squares' columns); position 1 on top
+    for panel, layer in enumerate(shown):
+        squares[:, panel * stride:panel * stride + length] = cosines[layer][::-1]
+    marks = [fig.heatmap(np.arange(squares.shape[1] + 1), np.arange(length + 1), squares, vmin=0, vmax=1,
+                         label="cosine similarity (full = 1, empty ≤ 0)")]
+    ticks = [(panel * stride + length / 2, f"layer {layer}") for panel, layer in enumerate(shown)]
+    axes = fig.axes(xlim=(-0.5, len(shown) * stride - 0.5), ylim=(-0.3, 1.25 * length), xticks=ticks,
                     yticks=[], grid=False, xlabel="every two positions, at the layers shown", ylabel="position")
     return axes, marks, [fig.readout("mean cosine between positions, last layer", mean_cosine(cosines[final]))]
 

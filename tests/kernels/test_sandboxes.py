@@ -349,11 +349,17 @@ def test_the_similarity_view_draws_the_cosine_squares_of_evenly_spaced_layers():
     assert similarity_layers(13)[0] == 0 and similarity_layers(13)[-1] == 13 and len(similarity_layers(13)) == 7
     result = run_ablation(lab_config(12, "random", True, False, True, True), *INPUTS["random"])
     shown = render("ablation_lab", view="similarity", depth=12, residual=False)
-    assert [mark["type"] for mark in shown["marks"]] == ["heatmap"] * 7
-    for mark, layer in zip(shown["marks"], similarity_layers(12)):
-        assert np.array(mark["values"])[::-1] == pytest.approx(np.array(result.cosine_similarity[layer]), abs=1e-6)
-    lefts = [mark["x"][0] for mark in shown["marks"]]
-    assert all(right < left for right, left in zip([mark["x"][-1] for mark in shown["marks"]], lefts[1:]))
+    [squares] = shown["marks"]  # one heat map: the squares side by side, an empty column between two
+    assert squares["type"] == "heatmap"
+    values = np.array(squares["values"], dtype=float)  # (T, 7 (T + 1) - 1); None (empty) is read as nan
+    length = len(result.cosine_similarity[0])
+    assert values.shape == (length, 7 * (length + 1) - 1) and squares["x"] == list(range(values.shape[1] + 1))
+    for panel, layer in enumerate(similarity_layers(12)):
+        square = values[:, panel * (length + 1):panel * (length + 1) + length]
+        assert square[::-1] == pytest.approx(np.array(result.cosine_similarity[layer]), abs=1e-6)
+        if panel:  # the column before a square is empty: nothing is drawn there
+            assert np.isnan(values[:, panel * (length + 1) - 1]).all()
+            assert all(opacity is None for opacity in np.array(squares["opacity"], dtype=object)[:, panel * (length + 1) - 1])
     assert shown["readouts"][3]["value"] > 0.999  # collapsed: every two positions point the same way
 
 
