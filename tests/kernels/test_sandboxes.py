@@ -354,12 +354,12 @@ def test_the_similarity_view_draws_the_cosine_squares_of_evenly_spaced_layers():
     values = np.array(squares["values"], dtype=float)  # (T, 7 (T + 1) - 1); None (empty) is read as nan
     length = len(result.cosine_similarity[0])
     assert values.shape == (length, 7 * (length + 1) - 1) and squares["x"] == list(range(values.shape[1] + 1))
+    opacities = np.array(squares["opacity"], dtype=object)
     for panel, layer in enumerate(similarity_layers(12)):
-        square = values[:, panel * (length + 1):panel * (length + 1) + length]
-        assert square[::-1] == pytest.approx(np.array(result.cosine_similarity[layer]), abs=1e-6)
+        left = panel * (length + 1)
+        assert values[:, left:left + length][::-1] == pytest.approx(np.array(result.cosine_similarity[layer]), abs=1e-6)
         if panel:  # the column before a square is empty: nothing is drawn there
-            assert np.isnan(values[:, panel * (length + 1) - 1]).all()
-            assert all(opacity is None for opacity in np.array(squares["opacity"], dtype=object)[:, panel * (length + 1) - 1])
+            assert np.isnan(values[:, left - 1]).all() and all(opacity is None for opacity in opacities[:, left - 1])
     assert shown["readouts"][3]["value"] > 0.999  # collapsed: every two positions point the same way
 
 
