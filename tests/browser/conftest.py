@@ -72,6 +72,8 @@ def module_browser(playwright_instance, site_url, tmp_path_factory):
 
 @contextlib.contextmanager
 def guarded_session(playwright_instance, site_url, profile):
+    """A BrowserSession on a fresh profile in `profile`: service workers blocked, the policy bypassed, requests to
+    other origins aborted and recorded, console errors collected; closed on exit."""
     context = launch(playwright_instance, profile, service_workers="block", bypass_csp=True)
     page = context.pages[0] if context.pages else context.new_page()
     session = BrowserSession(page)
