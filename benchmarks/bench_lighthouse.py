@@ -42,6 +42,8 @@ CATEGORIES = ("performance", "accessibility", "best-practices", "seo")
 LONG_TASK_BUDGET_SECONDS = 0.050
 TRANSFER_TARGET = 1.05
 PYODIDE_PATH = "/assets/pyodide/"
+# What makes a page live (a sandbox, a training lab, a code cell): it loads Pyodide; no other page may.
+LIVE_ELEMENTS = (("figure", "sandbox"), ("figure", "trainer"), ("div", "cell"))
 LIGHTHOUSE_TIMEOUT_SECONDS = 240
 
 # ---- the baseline: math typeset in the reader's browser, as the site did it before ---------------------------------
@@ -100,7 +102,7 @@ class Audit:
     longest_task_ms: float  # 0 when no task reached 50 ms (Lighthouse lists long tasks only)
     transfer_bytes: int
     pyodide_bytes: int
-    has_sandbox: bool  # or anything else live: a training lab, a code cell (they load Pyodide too)
+    is_live: bool  # the page has a sandbox, a training lab or a code cell (it loads Pyodide)
     warnings: tuple
 
     @property
@@ -124,7 +126,7 @@ def _lighthouse(url: str, chromium: str, report: Path) -> dict:
     return json.loads(report.read_text())
 
 
-def _audit(report: dict, has_sandbox: bool) -> Audit:
+def _audit(report: dict, is_live: bool) -> Audit:
     audits = report["audits"]
     scores = {name: round(100 * (report["categories"][name]["score"] or 0)) for name in CATEGORIES}
     long_tasks = (audits["long-tasks"].get("details") or {}).get("items", [])
@@ -136,7 +138,7 @@ def _audit(report: dict, has_sandbox: bool) -> Audit:
         max((task["duration"] for task in long_tasks), default=0.0),
         int(audits["total-byte-weight"]["numericValue"]),
         sum(int(r.get("transferSize") or 0) for r in requests if PYODIDE_PATH in r["url"]),
-        has_sandbox,
+        is_live,
         tuple(report.get("runWarnings", [])),
     )
 
@@ -159,11 +161,11 @@ class Site:
 
     root: Path
     server: support.StaticSiteServer
-    with_sandboxes: set  # pages (as _site_pages names them) that place a sandbox
+    live_pages: set  # pages (as _site_pages names them) with something live: LIVE_ELEMENTS
 
     def audit(self, page: str, chromium: str) -> tuple[Audit, dict]:
         report = _lighthouse(self.server.url + page, chromium, self.root / "report.json")
-        return _audit(report, page in self.with_sandboxes), report
+        return _audit(report, page in self.live_pages), report
 
 
 def _build(root: Path, browser_math: bool) -> Site:
@@ -176,11 +178,9 @@ def _build(root: Path, browser_math: bool) -> Site:
     if build.returncode:
         server.close()
         raise RuntimeError(f"bench_lighthouse: `mkdocs build --strict` failed:\n{build.stderr[-3000:]}")
-    # Pages with something live (a sandbox, a training lab or a code cell) load Pyodide; no other page may.
-    live = (("figure", "sandbox"), ("figure", "trainer"), ("div", "cell"))
-    with_sandboxes = {page.lstrip("/") for tag, css_class in live
-                      for page in support.elements_by_page(root / "site", tag, css_class, "id")}
-    return Site(root, server, with_sandboxes)
+    live_pages = {page.lstrip("/") for tag, css_class in LIVE_ELEMENTS
+                  for page in support.elements_by_page(root / "site", tag, css_class, "id")}
+    return Site(root, server, live_pages)
 
 
 def _audit_both(ours: Site, baseline: Site, chromium: str) -> tuple[dict[str, Audit], dict[str, Audit]]:
@@ -240,7 +240,7 @@ def run() -> list[Ratio]:
         if page in baseline and baseline[page].total_blocking_ms > 0:
             rows.append(Ratio(f"total blocking time · /{page}", audit.total_blocking_ms / 1e3,
                               baseline[page].total_blocking_ms / 1e3, "the same page, KaTeX in the browser", None))
-        if not audit.has_sandbox:
+        if not audit.is_live:
             rows.append(Ratio(f"Pyodide bytes · /{page} (nothing live)", audit.pyodide_bytes / 1e6, 1e-6,
                               "1 byte (ours: bytes of Pyodide fetched)", 0.0))
     home_ours, home_baseline = ours[""].transfer_bytes, baseline[""].transfer_bytes
