@@ -121,9 +121,8 @@ UNLABELLED_CONTROLS = """() => [...document.querySelectorAll('input, select, tex
 def loaded_pages(module_browser, site_url, built_site) -> dict[str, dict]:
     """Every page loaded once (the checks below only read it): its headings, images without alt text, unlabelled
     controls and how many controls of ours it has, by path."""
-    found = {}
+    found, page = {}, module_browser.page
     for path in site_pages(built_site):
-        page = module_browser.page
         page.goto(site_url + path)
         page.wait_for_load_state("load")
         found[path] = {"headings": page.evaluate(HEADINGS), "images without alt": page.evaluate(IMAGES_WITHOUT_ALT),
