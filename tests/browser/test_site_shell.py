@@ -63,6 +63,36 @@ def test_palette_toggle_switches_between_light_and_dark(browser, site_url):
     browser.assert_clean()
 
 
+# Every change of the body's palette attributes from the start of the page, the theme's own ones included.
+RECORD_PALETTE_CHANGES = """
+window.__paletteChanges = [];
+new MutationObserver((records) => {
+  for (const record of records) {
+    const now = record.target.getAttribute(record.attributeName);
+    if (record.target === document.body && record.attributeName.startsWith("data-md-color-") && now !== record.oldValue)
+      window.__paletteChanges.push([record.attributeName, record.oldValue, now]);
+  }
+}).observe(document, {attributes: true, attributeOldValue: true, subtree: true});
+"""
+
+
+@pytest.mark.parametrize("preference", ["light", "dark"])
+def test_the_page_is_first_drawn_in_the_palettes_colours(browser, site_url, preference):
+    """The built body names the primary and accent colours the theme's script then sets: they must not change on
+    load (a reader would see the accent switch from indigo to deep orange). Only the scheme may, for a dark
+    preference: one built page serves both."""
+    page = browser.page
+    page.emulate_media(color_scheme=preference)
+    page.add_init_script(RECORD_PALETTE_CHANGES)
+    page.goto(site_url + "lessons/rmsnorm-geometry/")
+    page.wait_for_function("document.body.hasAttribute('data-md-color-media')")  # the theme's script ran
+    changed = {name: (old, new) for name, old, new in page.evaluate("window.__paletteChanges")
+               if name != "data-md-color-switching"}
+    expected_scheme = {"light": {}, "dark": {"data-md-color-scheme": ("default", "slate")}}[preference]
+    assert changed == {"data-md-color-media": (None, "(prefers-color-scheme)"), **expected_scheme}
+    browser.assert_clean()
+
+
 def test_search_finds_a_lesson(browser, site_url):
     page = browser.page
     page.goto(site_url)
