@@ -12,6 +12,7 @@ to a temporary name and renamed. A lock file keeps two builds (or two figure wor
 
 import argparse
 import contextlib
+import ctypes
 import dataclasses
 import functools
 import hashlib
@@ -33,6 +34,16 @@ DEFAULT_CACHE_DIR = PROJECT_ROOT / "build" / "cache" / "training"
 TRAINING_MODULE = "explainer.training"  # the training code: this module and what it imports from explainer
 
 SEEDS = (0, 1, 2)  # every configuration trains once per seed: three draws give a range, not a single anecdote
+
+# A training step frees and allocates arrays of up to a few megabytes thousands of times. By default glibc's malloc
+# serves blocks over 128 KiB from fresh mappings and hands freed memory at the top of its heap back to the system, so
+# the process keeps faulting in pages that the kernel zeroes first: 2.3 million page faults in a depth-8 run. With
+# these thresholds freed memory stays in the heap for the next step (mallopt's limit for the mmap threshold on 64-bit
+# systems is 32 MiB): 22 thousand faults, and the run took 10.0-10.6 s instead of 15.4 (the same numbers, bit for bit).
+# The whole grid, trained from nothing on two workers, took 105 s instead of 166, every run's numbers unchanged.
+MALLOC_TRIM_THRESHOLD = 256 << 20
+MALLOC_MMAP_THRESHOLD = 32 << 20
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # mallopt's parameter numbers (glibc's malloc.h)
 
 RunName = tuple[str, int, int]  # (ablation, depth, seed)
 RunReport = Callable[[str], None]  # receives one line of text per finished run (the CLI's -v)
@@ -62,6 +73,18 @@ def result_path(cache_dir: Path, name: RunName, config) -> Path:
     """Where the run `name` = (ablation, depth, seed) with `config` is cached."""
     ablation, depth, seed = name
     return cache_dir / f"{ablation.replace(' ', '-')}-depth{depth}-seed{seed}-{run_key(config)[:16]}.json"
+
+
+def keep_freed_memory() -> bool:
+    """Make this process's malloc keep freed memory for reuse (MALLOC_TRIM_THRESHOLD, MALLOC_MMAP_THRESHOLD) instead
+    of returning it to the system; True when it did. Only glibc has mallopt: elsewhere nothing changes."""
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return False
+    mallopt.argtypes, mallopt.restype = (ctypes.c_int, ctypes.c_int), ctypes.c_int
+    return (mallopt(_M_TRIM_THRESHOLD, MALLOC_TRIM_THRESHOLD) == 1
+            and mallopt(_M_MMAP_THRESHOLD, MALLOC_MMAP_THRESHOLD) == 1)
 
 
 def _train_one(name: RunName, config) -> dict:
@@ -100,6 +123,7 @@ def progress_line(name: RunName, result: dict, done: int, total: int, elapsed: f
 def _finished_runs(order: list[RunName], missing: dict, workers: int):
     """(name, result) for every run in `order`, as each finishes: in this process, or in a pool of `workers`."""
     if workers == 1 or len(order) == 1:
+        keep_freed_memory()  # as a worker of the pool does
         for name in order:
             yield name, _train_one(name, missing[name])
         return
@@ -108,7 +132,8 @@ def _finished_runs(order: list[RunName], missing: dict, workers: int):
     # server is shared by the whole process and may already run with another BLAS setting; a spawned worker is
     # a fresh interpreter that reads the variable when it imports numpy, at the cost of that import (~0.1 s).
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    with ProcessPoolExecutor(max_workers=min(workers, len(order)), mp_context=get_context("spawn")) as pool:
+    with ProcessPoolExecutor(max_workers=min(workers, len(order)), mp_context=get_context("spawn"),
+                             initializer=keep_freed_memory) as pool:
         futures = {pool.submit(_train_one, name, missing[name]): name for name in order}
         try:
             for future in as_completed(futures):
