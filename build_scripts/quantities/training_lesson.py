@@ -273,25 +273,38 @@ def _():
 # ---- the page's summary ---------------------------------------------------------------------------------------------
 
 
-def worst_in_every_seed(depth: int) -> str | None:
-    """The ablation with the highest final validation loss at `depth` if it is the same in every seed, else None."""
-    worst = {max((name for name in ABLATIONS if name != "full"), key=lambda name: results()[(name, depth, seed)]["val_loss"])
-             for seed in SEEDS}
-    return worst.pop() if len(worst) == 1 else None
+BOTTOM_MOST = 2  # the most ablations the page names as the bottom of a depth's table
+
+
+def bottom_in_every_seed(depth: int) -> list[str]:
+    """The fewest ablations whose final validation loss is above every other ablation's in every seed, highest mean
+    first. Two runs that both end near chance can swap places with the last bits of the arithmetic (another CPU's
+    BLAS kernels train them apart), so the page names the pair then, never one of them alone."""
+    names = sorted((name for name in ABLATIONS if name != "full"),
+                   key=lambda name: -math.fsum(per_seed(name, depth, "val_loss")))
+    for size in range(1, len(names)):
+        bottom, rest = names[:size], names[size:]
+        if all(min(results()[(name, depth, seed)]["val_loss"] for name in bottom)
+               > max(results()[(name, depth, seed)]["val_loss"] for name in rest) for seed in SEEDS):
+            return bottom
+    return names
+
+
+def bottom_of_the_table(depth: int) -> str:
+    bottom = bottom_in_every_seed(depth)
+    require(len(bottom) <= BOTTOM_MOST, f"at most {BOTTOM_MOST} ablations have the highest validation loss at depth "
+            f"{depth} in every seed (the runs say: {', '.join(bottom)})")
+    return " and ".join(f"**{name}**" for name in bottom)
 
 
 @quantity("training.worst_at_depth_8")
 def _():
-    worst = worst_in_every_seed(DEEP)
-    require(worst is not None, f"one ablation has the highest validation loss at depth {DEEP} in every seed")
-    return worst
+    return bottom_of_the_table(DEEP)
 
 
 @quantity("training.worst_at_depth_2")
 def _():
-    worst = worst_in_every_seed(SHALLOW)
-    require(worst is not None, f"one ablation has the highest validation loss at depth {SHALLOW} in every seed")
-    return worst
+    return bottom_of_the_table(SHALLOW)
 
 
 def shallow_cheap_deep_fatal() -> list[str]:
