@@ -99,21 +99,43 @@ def write_atomic(path: Path, data: str | bytes) -> None:
 STAMP = "SOURCE_DIGEST"
 
 
+def _file_states(folder: Path) -> list[str]:
+    """One line per file `refresh` made in `folder`: its size, modification time and name."""
+    return sorted(_file_state(path, folder) for path in folder.rglob("*") if path.is_file() and path.name != STAMP)
+
+
+def _file_state(path: Path, folder: Path) -> str:
+    status = path.stat()
+    return f"{status.st_size} {status.st_mtime_ns} {path.relative_to(folder).as_posix()}"
+
+
 def is_current(folder: Path, digest: str) -> bool:
-    """Whether `folder` holds what was made from sources hashing to `digest`."""
+    """Whether `folder` holds what was made from sources hashing to `digest`, every file it made as it was written
+    (files added beside them later are not its concern). A site holds hard links to these files, so a file written
+    in place there (a script's write_text, a shell's `>`) is written here too: its new modification time makes the
+    folder stale, and the next build makes it again."""
     stamp = folder / STAMP
-    return stamp.is_file() and stamp.read_text().strip() == digest
+    if not stamp.is_file():
+        return False
+    digest_line, *made = stamp.read_text().splitlines() or [""]
+    if digest_line.strip() != digest or not made:  # a stamp without its files' states predates them: make it again
+        return False
+    for line in made:
+        path = folder / line.split(" ", 2)[-1]
+        if not path.is_file() or _file_state(path, folder) != line:
+            return False
+    return True
 
 
 def refresh(folder: Path, digest: str, make: Callable[[Path], None]) -> Path:
-    """`folder` as `make(folder)` fills it from sources hashing to `digest`: kept while that is what it holds, else
-    made again in a temporary sibling and swapped in whole."""
+    """`folder` as `make(folder)` fills it from sources hashing to `digest`: kept while that is what it holds, file
+    for file, else made again in a temporary sibling and swapped in whole."""
     if is_current(folder, digest):
         return folder
     folder.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=folder.parent) as scratch:
         make(Path(scratch))
-        (Path(scratch) / STAMP).write_text(digest + "\n")
+        (Path(scratch) / STAMP).write_text("\n".join([digest, *_file_states(Path(scratch))]) + "\n")
         shutil.rmtree(folder, ignore_errors=True)
         Path(scratch).rename(folder)
         folder.chmod(0o755)

@@ -35,7 +35,27 @@ def test_the_wheel_is_reproducible_and_rebuilt_only_when_its_sources_change(tmp_
     assert build_wheel(tmp_path / "a").stat().st_mtime_ns == stamp, "an unchanged source tree rebuilt the wheel"
     (tmp_path / "a" / "SOURCE_DIGEST").write_text("stale\n")
     assert build_wheel(tmp_path / "a").read_bytes() == first
-    assert (tmp_path / "a" / "SOURCE_DIGEST").read_text().strip() == source_digest(project_root)
+    assert (tmp_path / "a" / "SOURCE_DIGEST").read_text().splitlines()[0] == source_digest(project_root)
+
+
+def test_a_browser_file_edited_in_place_in_a_built_site_does_not_reach_the_next_build(tmp_path):
+    """A site holds hard links into the build cache: an edit written in place there (a script's write_text, a
+    shell's `>`; `sed -i` writes a new file) must not become what the next build serves."""
+    from build_scripts import browser_files, site_runtime
+
+    cache, first, second = tmp_path / "cache", tmp_path / "first", tmp_path / "second"
+    site_runtime.copy_browser_files(first, cache)
+    served = first / site_runtime.ASSET_DIR / "worker.js"
+    expected = served.read_bytes()
+    with served.open("r+b") as file:  # in place, through the link
+        file.write(b"/* edited */")
+    site_runtime.copy_browser_files(second, cache)
+    assert (second / site_runtime.ASSET_DIR / "worker.js").read_bytes() == expected
+    assert (cache / "worker.js").read_bytes() == expected
+    assert browser_files.site_files()["worker.js"].encode() == expected
+    unchanged = (cache / "worker.js").stat().st_mtime_ns
+    site_runtime.copy_browser_files(tmp_path / "third", cache)
+    assert (cache / "worker.js").stat().st_mtime_ns == unchanged, "an untouched cache was made again"
 
 
 def test_the_wheel_names_no_build_code_and_mkdocs_finds_the_plugin_in_its_own_distribution(tmp_path):
