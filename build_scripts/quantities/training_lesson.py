@@ -291,6 +291,7 @@ def bottom_in_every_seed(depth: int) -> list[str]:
 
 
 def bottom_of_the_table(depth: int) -> str:
+    """The page's words for bottom_in_every_seed at `depth`, names in bold; more than BOTTOM_MOST stops the build."""
     bottom = bottom_in_every_seed(depth)
     require(len(bottom) <= BOTTOM_MOST, f"at most {BOTTOM_MOST} ablations have the highest validation loss at depth "
             f"{depth} in every seed (the runs say: {', '.join(bottom)})")
