@@ -105,8 +105,8 @@ def _file_states(folder: Path) -> list[str]:
 
 
 def _file_state(path: Path, folder: Path) -> str:
-    status = path.stat()
-    return f"{status.st_size} {status.st_mtime_ns} {path.relative_to(folder).as_posix()}"
+    size, mtime_ns = _size_and_time(path)
+    return f"{size} {mtime_ns} {path.relative_to(folder).as_posix()}"
 
 
 def is_current(folder: Path, digest: str) -> bool:

@@ -280,12 +280,12 @@ def bottom_in_every_seed(depth: int) -> list[str]:
     """The fewest ablations whose final validation loss is above every other ablation's in every seed, highest mean
     first. Two runs that both end near chance can swap places with the last bits of the arithmetic (another CPU's
     BLAS kernels train them apart), so the page names the pair then, never one of them alone."""
-    names = sorted((name for name in ABLATIONS if name != "full"),
-                   key=lambda name: -math.fsum(per_seed(name, depth, "val_loss")))
+    losses = {name: per_seed(name, depth, "val_loss") for name in ABLATIONS if name != "full"}
+    names = sorted(losses, key=lambda name: -math.fsum(losses[name]))
     for size in range(1, len(names)):
         bottom, rest = names[:size], names[size:]
-        if all(min(results()[(name, depth, seed)]["val_loss"] for name in bottom)
-               > max(results()[(name, depth, seed)]["val_loss"] for name in rest) for seed in SEEDS):
+        if all(min(losses[name][seed] for name in bottom) > max(losses[name][seed] for name in rest)
+               for seed in range(len(SEEDS))):
             return bottom
     return names
 
