@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from support import PROJECT_ROOT, settle_each_sandbox
+from support import PROJECT_ROOT, navigate_instantly, settle_each_sandbox
 
 pytestmark = pytest.mark.browser
 
@@ -42,11 +42,21 @@ def site_pages(built_site) -> list[str]:
     return pages + (["404.html"] if (built_site / "404.html").is_file() else [])
 
 
-def open_as_readers_see_it(page, url: str) -> None:
-    """Load a page, bring each sandbox live, answer each quiz with a wrong choice (and let a training lab draw the
+def visit(page, site_url: str, path: str) -> None:
+    """Open a page of the site as a reader going from page to page does: by instant navigation once a page of the site
+    is on show (one Python for the whole visit, as a reader has it), else (the first page, the 404 page, which the
+    sitemap does not list) by loading it."""
+    if page.url.startswith(site_url) and path != "404.html":
+        navigate_instantly(page, site_url + path)
+    else:
+        page.goto(site_url + path)
+        page.wait_for_load_state("load")
+
+
+def open_as_readers_see_it(page, site_url: str, path: str) -> None:
+    """Open a page, bring each sandbox live, answer each quiz with a wrong choice (and let a training lab draw the
     settings a quiz moved it to), run the page's first cell."""
-    page.goto(url)
-    page.wait_for_load_state("load")
+    visit(page, site_url, path)
     settle_each_sandbox(page, "f.dataset.state === 'live'", BOOT_TIMEOUT_MS)
     quizzes = page.locator("form.quiz")
     for index in range(quizzes.count()):
@@ -93,7 +103,7 @@ def test_axe_finds_no_violation_on_any_page_in_light_or_dark(browser, site_url, 
     failures = []
     for path in pages:
         page.emulate_media(color_scheme="light")
-        open_as_readers_see_it(page, site_url + path)
+        open_as_readers_see_it(page, site_url, path)
         for dark in (False, True):
             set_palette(page, dark)
             where = f"/{path} ({'dark' if dark else 'light'})"
@@ -123,8 +133,7 @@ def loaded_pages(module_browser, site_url, built_site) -> dict[str, dict]:
     controls and how many controls of ours it has, by path."""
     found, page = {}, module_browser.page
     for path in site_pages(built_site):
-        page.goto(site_url + path)
-        page.wait_for_load_state("load")
+        visit(page, site_url, path)
         found[path] = {"headings": page.evaluate(HEADINGS), "images without alt": page.evaluate(IMAGES_WITHOUT_ALT),
                        "unlabelled": page.evaluate(UNLABELLED_CONTROLS),
                        "controls": page.locator(".sandbox__control, .quiz__input").count()}
