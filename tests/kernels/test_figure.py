@@ -35,10 +35,14 @@ def test_numbers_of_an_array_are_each_values_number_to_the_bit():
 
 
 def test_heatmap_opacities_are_the_values_share_to_three_decimals():
-    grid = np.array([[0.0, 0.25, 0.1235], [math.nan, 1.5, -2.0]])
-    mark = fig.heatmap([0, 1, 2], [0, 1], grid, vmin=0, vmax=1)
-    assert mark["values"] == [[0.0, 0.25, 0.1235], [None, 1.5, -2.0]]
-    assert mark["opacity"] == [[round(fig.number(v), 3) for v in (0.0, 0.25, 0.1235)], [None, 1.0, 0.0]]
+    grid = np.array([[0.0, 0.25, 0.1234, 0.0625], [math.nan, 1.5, -2.0, math.inf]])
+    mark = fig.heatmap([0, 1, 2, 3], [0, 1], grid, vmin=0, vmax=1)
+    assert mark["values"] == [[0.0, 0.25, 0.1234, 0.0625], [None, 1.5, -2.0, None]]
+    assert mark["opacity"] == [[0.0, 0.25, 0.123, 0.062], [None, 1.0, 0.0, None]], "clipped; an exact tie to even"
+    shares = np.random.default_rng(0).random((40, 50))
+    opacities = np.array(fig.heatmap(np.arange(50), np.arange(40), shares, vmin=0, vmax=1)["opacity"])
+    assert np.all(np.abs(opacities - shares) <= 0.0005 + 1e-12), "the nearest thousandth (a near-tie either way)"
+    assert all(float(f"{v:.3f}") == v for v in opacities.ravel().tolist()), "each one the float of its 3 decimals"
 
 
 def test_linear_ticks_are_round_and_inside_the_limits():
