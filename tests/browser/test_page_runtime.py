@@ -627,20 +627,21 @@ def test_two_sandboxes_share_one_worker_and_instant_navigation_mounts_the_new_pa
     wait_state(page, "#sandbox-projection_shadow-2", "live")
     assert len(fake_log(page, "boot")) == 1 and len(page.workers) == 1
 
-    # A render in flight when its page goes away is cancelled.
-    site.fake(render_ms=1500)
+    # A render in flight when its page goes away is cancelled. It stays in flight until the test opens the gate, so
+    # the navigation below comes while it is (a render timed by the clock could end first on a busy machine).
+    site.fake(hold_renders=True)
     set_slider(page, f"{FIRST}-u_angle", 90)
     page.wait_for_function("() => window.fakeLog.some((e) => e.op === 'render' && e.args.params.u_angle === 90)",
                            timeout=TIMEOUT)
     in_flight = fake_log(page, "render")[-1]["id"]
-    site.fake()
     # Material's instant navigation swaps the content and announces the new document on document$.
     page.evaluate("([html]) => { document.querySelector('main').innerHTML = html; document$.next(); }",
                   [container_html(3)])
-    third = "#sandbox-projection_shadow-3"
-    wait_state(page, third, "live")
     page.wait_for_function("(id) => window.fakeLog.some((e) => e.op === 'cancel' && e.args.target === id)",
                            arg=in_flight, timeout=TIMEOUT)
+    site.fake()  # the gate opens: the new page's render is answered
+    third = "#sandbox-projection_shadow-3"
+    wait_state(page, third, "live")
     assert len(fake_log(page, "boot")) == 1 and len(page.workers) == 1, "navigation must not boot again"
     assert page.evaluate("performance.getEntriesByName('explainer:first-live').length") == 2, "one mark per page"
 
