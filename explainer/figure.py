@@ -301,8 +301,9 @@ def heatmap(x, y, values, *, color: str = "primary", vmin: float | None = None, 
         raise ValueError(f"heatmap: need finite vmin ≤ vmax (got {low!r} and {high!r})")
     share = np.clip((grid - low) / (high - low), 0, 1) if high > low else np.where(grid >= high, 1.0, 0.0)  # (m, n)
     share = np.where(np.isfinite(grid), share, np.nan)  # (m, n) an empty cell stays empty
-    # Opacities to the nearest thousandth, all cells in one pass (no text formatting): k / 1000 is the float nearest
-    # the decimal k/1000, the number float(f"{v:.3f}") gives. A cell that is not finite stays empty (None).
+    # Opacities to the nearest thousandth, all cells in one pass (no text formatting): k / 1000 is the float of the
+    # decimal k/1000, as float(f"{v:.3f}") is; k is v·1000 rounded, so a v within a rounding error of a tie may round
+    # either way. A cell that is not finite stays empty (None).
     opacity = _none_where_not_finite((np.rint(share * 1000) / 1000).ravel())
     values = numbers(grid)
     return {"type": "heatmap", "x": x_edges, "y": y_edges, "values": _rows(values, columns),
