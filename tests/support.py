@@ -288,6 +288,17 @@ def navigate_instantly(page, url: str) -> None:
     assert page.url == url, f"instant navigation to {url} ended at {page.url}"
 
 
+def visit(page, site_url: str, path: str) -> None:
+    """Open a page of the site as a reader moving through it does: by instant navigation once a page of the site is
+    on show (one Python for the whole visit), else by loading it (the first page of a test; the 404 page, which the
+    sitemap does not list, so instant navigation would not take it)."""
+    if page.url.startswith(site_url) and path != "404.html":
+        navigate_instantly(page, site_url + path)
+    else:
+        page.goto(site_url + path)
+        page.wait_for_load_state("load")
+
+
 def settle_each_sandbox(page, settled: str, timeout_ms: int) -> int:
     """Scroll to each sandbox of the open page in turn, as a reader would, and wait until the JavaScript condition
     `settled` (on the figure `f`, e.g. "f.dataset.state === 'live'") holds for it; return how many there are."""

@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from support import PROJECT_ROOT, navigate_instantly, settle_each_sandbox
+from support import PROJECT_ROOT, settle_each_sandbox, visit
 
 pytestmark = pytest.mark.browser
 
@@ -40,17 +40,6 @@ def site_pages(built_site) -> list[str]:
     pages = [html.parent.relative_to(built_site).as_posix() for html in sorted(built_site.rglob("index.html"))]
     pages = ["" if page == "." else page + "/" for page in pages if not page.startswith(("assets", "search"))]
     return pages + (["404.html"] if (built_site / "404.html").is_file() else [])
-
-
-def visit(page, site_url: str, path: str) -> None:
-    """Open a page of the site as a reader going from page to page does: by instant navigation once a page of the site
-    is on show (one Python for the whole visit, as a reader has it), else (the first page, the 404 page, which the
-    sitemap does not list) by loading it."""
-    if page.url.startswith(site_url) and path != "404.html":
-        navigate_instantly(page, site_url + path)
-    else:
-        page.goto(site_url + path)
-        page.wait_for_load_state("load")
 
 
 def open_as_readers_see_it(page, site_url: str, path: str) -> None:

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from support import elements_by_page, navigate_instantly
+from support import elements_by_page, visit
 
 pytestmark = pytest.mark.browser
 
@@ -61,11 +61,8 @@ def chosen(quiz) -> list[str]:
 
 def test_every_quiz_mounts_with_its_explanations_hidden_under_their_answers(browser, site_url, built_site):
     page = browser.page
-    for number, (path, types) in enumerate(pages_with_quizzes(built_site).items()):
-        if number:  # page to page as a reader goes (quiz.js mounts each page's quizzes on document$)
-            navigate_instantly(page, site_url + path)
-        else:
-            page.goto(site_url + path)
+    for path, types in pages_with_quizzes(built_site).items():
+        visit(page, site_url, path)  # page to page: quiz.js mounts each page's quizzes on document$
         quizzes = page.locator("form.quiz")
         quizzes.last.locator(".quiz__check:visible").wait_for()
         assert quizzes.count() == len(types)

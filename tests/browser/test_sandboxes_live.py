@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from support import elements_by_page, navigate_instantly
+from support import elements_by_page, visit
 
 pytestmark = pytest.mark.browser
 
@@ -71,11 +71,8 @@ def test_every_sandbox_on_every_page_goes_live_and_answers_every_control(browser
     pages = pages_with_sandboxes(built_site)
     assert pages, "no page of the site has a sandbox"
     page = browser.page
-    for number, (path, ids) in enumerate(pages.items()):
-        if number:  # from page to page as a reader goes: one boot for the visit (each page's own load: test_site_shell)
-            navigate_instantly(page, site_url + path)
-        else:
-            page.goto(site_url + path)
+    for path, ids in pages.items():
+        visit(page, site_url, path)  # page to page, one boot for the visit (each page's own load: test_site_shell)
         for figure_id in ids:
             wait_live(page, figure_id)
             controls = page.locator(f"#{figure_id} .sandbox__control")

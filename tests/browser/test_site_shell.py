@@ -2,7 +2,7 @@
 
 import pytest
 
-from support import nav_pages, navigate_instantly, settle_each_sandbox
+from support import nav_pages, settle_each_sandbox, visit
 
 pytestmark = pytest.mark.browser
 
@@ -112,10 +112,7 @@ def test_nothing_overflows_a_375px_screen(module_browser, site_url, path):
     sandbox live, since a live figure is what stays on screen."""
     page = module_browser.page
     page.set_viewport_size({"width": 375, "height": 800})
-    if page.url.startswith(site_url):
-        navigate_instantly(page, site_url + path)
-    else:
-        page.goto(site_url + path)
+    visit(page, site_url, path)
     settle_each_sandbox(page, "f.dataset.state === 'live'", BOOT_TIMEOUT_MS)
     assert page.evaluate("document.documentElement.scrollWidth") <= 375
     module_browser.assert_clean()
