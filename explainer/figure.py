@@ -74,16 +74,12 @@ def _formatted(array: np.ndarray, spec: str) -> list[float | None]:
     all_finite = bool(finite.all())
     text = (f"%{spec}," * array.size)[:-1] % tuple((array if all_finite else np.where(finite, array, 0.0)).tolist())
     listed = _READ_FLOATS.decode(f"[{text}]")
-    if not all_finite:
-        for index in np.flatnonzero(~finite).tolist():
-            listed[index] = None
-    return listed
+    return listed if all_finite else _none_where(listed, finite)
 
 
-def _none_where_not_finite(array: np.ndarray) -> list[float | None]:
-    """A 1-D float array as a list, None where a value is not finite."""
-    listed = array.tolist()
-    for index in np.flatnonzero(~np.isfinite(array)).tolist():
+def _none_where(listed: list, finite: np.ndarray) -> list:
+    """`listed` with None where the boolean array `finite` (as long) is False: a value the JSON must not carry."""
+    for index in np.flatnonzero(~finite).tolist():
         listed[index] = None
     return listed
 
@@ -304,7 +300,8 @@ def heatmap(x, y, values, *, color: str = "primary", vmin: float | None = None, 
     # Opacities to the nearest thousandth, all cells in one pass (no text formatting): k / 1000 is the float of the
     # decimal k/1000, as float(f"{v:.3f}") is; k is v·1000 rounded, so a v within a rounding error of a tie may round
     # either way. A cell that is not finite stays empty (None).
-    opacity = _none_where_not_finite((np.rint(share * 1000) / 1000).ravel())
+    thousandths = (np.rint(share * 1000) / 1000).ravel()  # (m * n,)
+    opacity = _none_where(thousandths.tolist(), np.isfinite(thousandths))
     values = numbers(grid)
     return {"type": "heatmap", "x": x_edges, "y": y_edges, "values": _rows(values, columns),
             "opacity": _rows(opacity, columns), "vmin": number(low), "vmax": number(high), "color": _role(color),
