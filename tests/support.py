@@ -270,6 +270,7 @@ def nav_pages(config_file: Path = PROJECT_ROOT / "mkdocs.yml") -> list[str]:
 # and swaps the old page's container for the new one's, without a reload. The old container is marked first, so the
 # wait ends only once the new page's content is in place, not merely once the address has changed.
 FOLLOW_LINK_JS = """url => {
+  window.__sameDocument = true;  // gone if the page is loaded instead
   document.querySelector("[data-md-component=container]").dataset.leaving = "";
   const link = Object.assign(document.createElement("a"), {href: url});
   document.body.append(link);
@@ -281,7 +282,6 @@ FOLLOW_LINK_JS = """url => {
 def navigate_instantly(page, url: str) -> None:
     """Open `url` from the page on show by instant navigation, as a reader's click on a link does: the document, its
     worker and the worker's Python stay (one boot for a whole visit). Fails if the page was loaded instead."""
-    page.evaluate("window.__sameDocument = true")
     page.evaluate(FOLLOW_LINK_JS, url)
     page.wait_for_function("!('leaving' in document.querySelector('[data-md-component=container]').dataset)")
     assert page.evaluate("window.__sameDocument === true"), f"{url} was loaded, not reached by instant navigation"
