@@ -15,9 +15,10 @@ tests/browser/conftest.py) against the project's own `mkdocs build --strict` (se
    Caveats: served over loopback, so download time is almost zero; on a real network both sides download the same
    runtime (and ours the page, Material and the wheel, small next to it), so the ratio moves towards 1 there. Five
    fresh-profile boots on a busy 2-core machine are noisy (a boot can take 2.6 s or 5 s); the per-pair ratios are
-   printed so a lucky or unlucky median can be told from a real change. **Repeat visit**: right after each of ours'
-   samples, the same browser loads the page again (a full load, HTTP cache warm) and the same mark is read; its median
-   is compared with issue 13's 1.5 s target.
+   printed so a lucky or unlucky median can be told from a real change. **Repeat visit**: right after each sample, the
+   same browser loads the same page again (a full load, HTTP cache and compiled code warm) and reads the same time; our
+   median is compared with issue 13's 1.5 s target, and the bare page's repeat visit is printed beside it (no target):
+   the floor that Pyodide + numpy set for any page on this machine.
 2. **Control change → updated SVG, p50 and p95 per sandbox placement** (a sandbox placed twice has a row for each,
    "ablation_lab #2"). On `sandboxes/` (every sandbox of the site) each
    sandbox is brought live first (all of them, so no initial render shares the worker with a measured update); then
@@ -46,7 +47,8 @@ tests/browser/conftest.py) against the project's own `mkdocs build --strict` (se
 
 A page that goes live but logs a console error, an HTTP error or an off-origin request gets a WARNING on stderr (its
 timing may be off); a page that does not go live, a missing runtime or Chromium, or a failed build raises.
-Runtime: 11 Chromium launches and Pyodide boots plus ~375 updates: about 80-100 s on 2 cores.
+Runtime: 11 Chromium launches, 21 Pyodide boots and ~375 updates: about 4-5 minutes on this project's slower 2-core
+machines.
 """
 
 import io
@@ -251,19 +253,18 @@ def _write_bare_page(site_dir: Path) -> None:
     (folder / "worker.js").write_text(BARE_WORKER, encoding="utf-8")
 
 
-def _measure_first_live(playwright, executable, site_url, origin) -> tuple[list[float], list[float], list[float]]:
-    """(ours, bare, repeat) in ms: a repeat visit is the same page loaded again in ours' browser, its HTTP cache warm."""
-    ours, bare, repeat = [], [], []
+def _measure_first_live(playwright, executable, site_url, origin) -> dict[str, list[float]]:
+    """Samples in ms: "ours" and "bare" in fresh profiles; "ours repeat" and "bare repeat", the same page loaded again
+    right after in the same browser (its HTTP cache and compiled code warm)."""
+    samples = {"ours": [], "ours repeat": [], "bare": [], "bare repeat": []}
+    measure = {"ours": _first_live_ms, "bare": _bare_boot_ms}
     for sample in range(SAMPLES):
         order = ("ours", "bare") if sample % 2 == 0 else ("bare", "ours")  # ABBA: drift hits both alike
         for which in order:
             with FreshBrowser(playwright, executable, origin) as browser:
-                if which == "ours":
-                    ours.append(_first_live_ms(browser, site_url))
-                    repeat.append(_first_live_ms(browser, site_url))
-                else:
-                    bare.append(_bare_boot_ms(browser, site_url))
-    return ours, bare, repeat
+                samples[which].append(measure[which](browser, site_url))
+                samples[f"{which} repeat"].append(measure[which](browser, site_url))
+    return samples
 
 
 # ---- item 2: updates -------------------------------------------------------------------------------------------
@@ -509,20 +510,26 @@ def run() -> list[Ratio]:
             _write_bare_page(site_dir)
             origin = urlsplit(site_url).netloc
             with sync_playwright() as playwright:
-                ours_ms, bare_ms, repeat_ms = _measure_first_live(playwright, executable, site_url, origin)
+                first_live = _measure_first_live(playwright, executable, site_url, origin)
                 with FreshBrowser(playwright, executable, origin) as browser:
                     updates = _measure_updates(browser, site_url)
         finally:
             server.close()
 
-    rows.append(Ratio(f"first live frame ({FIRST_LIVE_PAGE})", statistics.median(ours_ms) / 1e3,
-                      statistics.median(bare_ms) / 1e3, "bare Pyodide + numpy boot, same server", 0.85))
-    rows.append(Ratio(f"repeat visit, first live frame ({FIRST_LIVE_PAGE})", statistics.median(repeat_ms) / 1e3,
+    median = {which: statistics.median(values) / 1e3 for which, values in first_live.items()}
+    rows.append(Ratio(f"first live frame ({FIRST_LIVE_PAGE})", median["ours"], median["bare"],
+                      "bare Pyodide + numpy boot, same server", 0.85))
+    rows.append(Ratio(f"repeat visit, first live frame ({FIRST_LIVE_PAGE})", median["ours repeat"],
                       REPEAT_VISIT_SECONDS, "1.5 s target (a constant)", 1.0))
-    pairs = [round(o / b, 2) for o, b in zip(ours_ms, bare_ms)]
-    print(f"bench_sandboxes: first live frame samples (ms): ours {[round(v) for v in ours_ms]}, "
-          f"bare {[round(v) for v in bare_ms]}; per-pair ratios {pairs}; "
-          f"repeat visits {[round(v) for v in repeat_ms]}")
+    # The floor under the row above: the least any page can do on a repeat visit with this runtime. When it is over
+    # the 1.5 s target itself, no change to the site can meet that target on this machine.
+    rows.append(Ratio("repeat visit, bare Pyodide + numpy boot", median["bare repeat"], REPEAT_VISIT_SECONDS,
+                      "1.5 s target (a constant)", None))
+    rows.append(Ratio("repeat visit, ours ÷ bare", median["ours repeat"], median["bare repeat"],
+                      "repeat visit, bare Pyodide + numpy boot", None))
+    pairs = [round(o / b, 2) for o, b in zip(first_live["ours"], first_live["bare"])]
+    shown = {which: [round(v) for v in values] for which, values in first_live.items()}
+    print(f"bench_sandboxes: first live frame samples (ms): {shown}; per-pair ratios (ours ÷ bare) {pairs}")
     proxy_rows = []
     for name, result in updates.items():
         seconds = result["seconds"]
