@@ -27,7 +27,7 @@ PAGE_DIRECTIVES = (
     ("default-src", "'self'"),
     ("script-src", "'self'"),  # + the hashes of the pages' inline scripts
     ("style-src", "'self' 'unsafe-inline'"),
-    ("img-src", "'self' data:"),  # data: for the theme's icons in CSS
+    ("img-src", "'self' data:"),  # data: for the theme's icons in CSS and render.js's one-picture heat maps
     ("font-src", "'self'"),
     ("connect-src", "'self'"),
     ("worker-src", "'self'"),

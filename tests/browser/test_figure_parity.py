@@ -34,7 +34,7 @@ PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8"><link rel="
 <title>parity</title></head><body><div id="out"></div><script src="render.js"></script></body></html>"""
 
 # What render.js drew, part by part: every element as {kind, role, style..., at: [numbers], text}.
-READ_LIVE = """([description, height]) => {
+READ_LIVE = """async ([description, height]) => {
   const svg = ExplainerRender.renderFigure(description, {height});
   document.getElementById("out").replaceChildren(svg);
   const numbers = (text) => (text.match(/-?\\d+(\\.\\d+)?(e-?\\d+)?/g) || []).map(Number);
@@ -84,11 +84,35 @@ READ_LIVE = """([description, height]) => {
     const corners = numbers(a("points"));
     return {kind: "fill", opacity, at: [...corners.slice(0, 2), corners.length / 2]};
   };
+  // A heat map drawn as one picture (a rect masked by an image, one pixel per cell): one fill record per cell that
+  // shows, bottom row first and left to right as the static renderer draws them, its opacity read off the pixel.
+  const pictureCells = async (rect) => {
+    const maskId = rect.getAttribute("mask").match(/#([^)]+)/)[1];
+    const picture = new Image();
+    picture.src = document.getElementById(maskId).querySelector("image").getAttribute("href");
+    await picture.decode();
+    const canvas = Object.assign(document.createElement("canvas"), {width: picture.width, height: picture.height});
+    const context = canvas.getContext("2d");
+    context.drawImage(picture, 0, 0);
+    const pixels = context.getImageData(0, 0, picture.width, picture.height).data;
+    const [x, y, width, height] = ["x", "y", "width", "height"].map((name) => +rect.getAttribute(name));
+    const [cellWidth, cellHeight] = [width / picture.width, height / picture.height];
+    const cells = [];
+    for (let row = picture.height - 1; row >= 0; row--) {
+      for (let column = 0; column < picture.width; column++) {
+        const alpha = pixels[4 * (row * picture.width + column) + 3];
+        if (alpha) cells.push({kind: "fill", opacity: alpha / 255, quantum: 1 / 255,
+                               at: [x + column * cellWidth, y + row * cellHeight, cellWidth, cellHeight]});
+      }
+    }
+    return cells;
+  };
   const parts = {};
   for (const element of svg.querySelectorAll("path, line, circle, rect, polygon, text")) {
     if (element.closest("clipPath")) continue;
     const name = part(element);
-    (parts[name] = parts[name] || []).push({...record(element), role: role(element)});
+    const records = element.hasAttribute("mask") ? await pictureCells(element) : [record(element)];
+    for (const drawn of records) (parts[name] = parts[name] || []).push({...drawn, role: role(element)});
   }
   return parts;
 }"""
@@ -140,7 +164,9 @@ def _same(name: str, index: int, live: dict, static: dict, positions: bool) -> N
         assert live.get(key) == static.get(key), f"{key} differs in {where}"
     for key in ("width", "size", "radius", "opacity"):
         if key in live or key in static:
-            assert math.isclose(live[key], static[key], abs_tol=STYLE_TOLERANCE), f"{key} differs in {where}"
+            # a heat map's picture holds an opacity in 8 bits: within half a step of 1/255
+            tolerance = STYLE_TOLERANCE + (live.get("quantum", 0) / 2 if key == "opacity" else 0)
+            assert math.isclose(live[key], static[key], abs_tol=tolerance), f"{key} differs in {where}"
     if "dash" in live:
         assert (live["dash"] is None) == (static["dash"] is None), f"dash differs in {where}"
         if live["dash"] is not None:

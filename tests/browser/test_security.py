@@ -55,6 +55,19 @@ def test_sandboxes_and_cells_go_live_under_the_policy(reader, site_url):
     assert reader.console_errors == []
 
 
+def test_a_heat_map_drawn_as_one_picture_shows_under_the_policy(reader, site_url):
+    # render.js draws an evenly spaced heat map as an image from a data: URL (img-src allows data:). The sandboxes
+    # page's second ablation lab starts on its similarity view, one such map.
+    page = reader.page
+    page.goto(site_url + "sandboxes/")
+    lab = page.locator("figure.sandbox[data-sandbox=ablation_lab]").nth(1)
+    lab.scroll_into_view_if_needed()
+    expect(lab).to_have_attribute("data-state", "live", timeout=BOOT_TIMEOUT_MS)
+    expect(lab.locator(".sandbox__live g[data-mark=heatmap] mask image")).to_have_count(1)
+    assert reader.violations() == []
+    assert reader.console_errors == []
+
+
 def test_the_worker_boots_under_the_policy_a_host_sends_it(reader, built_site, tmp_path):
     """README's header for the Pyodide worker (`python -m build_scripts.pipeline csp`) is enough for the whole boot:
     the checked scripts run from blob: URLs, the checked standard library is read from one, the wasm compiles."""

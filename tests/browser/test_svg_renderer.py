@@ -6,6 +6,7 @@ renderer's own layout (build_scripts/figures/description.py plot_area, built on 
 MARGINS), so a drift between the two renderers fails a test.
 """
 
+import io
 import json
 import re
 import shutil
@@ -224,25 +225,79 @@ def test_every_mark_type_is_drawn_with_its_colour_role(page, browser):
     browser.assert_clean()
 
 
-def test_a_heatmap_is_a_grid_of_cells_whose_fill_opacity_is_the_value(page, browser):
+# A heat map drawn as one picture: the alpha of each pixel of its mask's image, top row first.
+PICTURE_ALPHAS = """async () => {
+  const [image] = document.querySelectorAll("#out g[data-mark=heatmap] mask image");
+  const picture = new Image();
+  picture.src = image.getAttribute("href");
+  await picture.decode();
+  const canvas = Object.assign(document.createElement("canvas"), {width: picture.width, height: picture.height});
+  const context = canvas.getContext("2d");
+  context.drawImage(picture, 0, 0);
+  const pixels = context.getImageData(0, 0, picture.width, picture.height).data;
+  return Array.from({length: picture.height}, (_, row) => Array.from({length: picture.width},
+    (_, column) => pixels[4 * (row * picture.width + column) + 3]));
+}"""
+
+
+def shown_colours(page, spots: list[tuple[float, float]]) -> list[tuple[int, int, int]]:
+    """The colour on screen at each of `spots` (the figure's own coordinates, in px), from a screenshot."""
+    from PIL import Image
+
+    at = page.evaluate("""(spots) => { const matrix = document.querySelector("#out svg").getScreenCTM();
+      return spots.map(([x, y]) => { const p = new DOMPoint(x, y).matrixTransform(matrix); return [p.x, p.y]; }); }""",
+                       spots)
+    shot = Image.open(io.BytesIO(page.screenshot())).convert("RGB")
+    return [shot.getpixel((int(x), int(y))) for x, y in at]
+
+
+def test_an_evenly_spaced_heatmap_is_one_picture_that_shows_each_cell_at_its_opacity(page, browser):
     nan = float("nan")
     axes = fig.axes(xlim=(0, 4), ylim=(-1, 2))
     cells = fig.heatmap([1, 2, 3], [0, 1], [[0.0, 0.5, 1.0], [nan, 0.25, 2.0]], color="accent", vmin=0, vmax=1,
                         label="cosine, full = 1")
     draw(page, fig.figure(axes=axes, marks=[cells]))
     [group] = attributes(page, "#out g[data-mark=heatmap]")
-    assert group["class"] == "explainer-color-accent"
+    assert group["class"] == "explainer-color-accent" and group["fill"] == "currentColor"
+    [mask] = attributes(page, "#out g[data-mark=heatmap] mask")
+    [rect] = attributes(page, "#out g[data-mark=heatmap] > rect")
+    assert rect["mask"] == f"url(#{mask['id']})", "one rect in the map's colour, seen through the picture"
+    plot = plot_area(axes, fig.DEFAULT_HEIGHT)
+    assert close(rect["x"], plot.x(0.5)) and close(float(rect["x"]) + float(rect["width"]), plot.x(3.5))
+    assert close(rect["y"], plot.y(1.5)) and close(float(rect["y"]) + float(rect["height"]), plot.y(-0.5))
+    # One pixel per cell, the top row (y = 1) first; alpha = opacity × 255; the empty cell and 0 are transparent.
+    assert page.evaluate(PICTURE_ALPHAS) == [[0, 64, 255], [0, 128, 255]]
+    # And on screen: each cell is the colour at its opacity over the figure's background (read a little off the
+    # cells' centres, where the grid lines run).
+    spots = [(plot.x(x + 0.2), plot.y(y + 0.2)) for y in (0, 1) for x in (1, 2, 3)]
+    zero, half, full, empty, quarter, clipped = shown_colours(page, spots)
+    [background] = shown_colours(page, [(plot.x(3.8), plot.y(-0.8))])  # in the plot, outside the map
+    accent = tuple(int(part) for part in re.findall(r"\d+", page.evaluate(
+        "getComputedStyle(document.querySelector('#out g[data-mark=heatmap]')).color"))[:3])
+    assert zero == empty == background and full == clipped == accent
+    for shown, opacity in ((half, 128 / 255), (quarter, 64 / 255)):
+        assert all(abs(s - (b + opacity * (a - b))) <= 2 for s, a, b in zip(shown, accent, background)), (
+            shown, opacity, accent, background)
+    ramp = attributes(page, "#out [data-legend-entry] rect")
+    assert [float(r["fill-opacity"]) for r in ramp] == fig.STYLE["legend"]["heatmap_ramp"]
+    browser.assert_clean()
+
+
+def test_a_heatmap_whose_cells_differ_in_size_on_screen_is_one_rect_per_cell(page, browser):
+    nan = float("nan")
+    axes = fig.axes(xlim=(0, 4), ylim=(0, 3))
+    cells = fig.heatmap([0, 1, 3, 4], [0, 1, 2], [[0.0, 0.5, 1.0], [nan, 0.25, 2.0]], color="accent", vmin=0, vmax=1)
+    draw(page, fig.figure(axes=axes, marks=[cells]))
+    assert not attributes(page, "#out g[data-mark=heatmap] mask")
     rects = attributes(page, "#out g[data-mark=heatmap] rect")
     assert [(r["data-row"], r["data-column"]) for r in rects] == [("0", "0"), ("0", "1"), ("0", "2"), ("1", "1"),
                                                                   ("1", "2")], "the empty cell is not drawn"
     assert [float(r["fill-opacity"]) for r in rects] == [0, 0.5, 1, 0.25, 1]
     plot = plot_area(axes, fig.DEFAULT_HEIGHT)
-    corner = rects[4]  # row 1 (y from 0.5 to 1.5), column 2 (x from 2.5 to 3.5)
-    assert close(corner["x"], plot.x(2.5)) and close(float(corner["x"]) + float(corner["width"]), plot.x(3.5))
-    assert close(corner["y"], plot.y(1.5)) and close(float(corner["y"]) + float(corner["height"]), plot.y(0.5))
-    assert corner["data-value"] == "2", "the value itself stays readable on the cell"
-    ramp = attributes(page, "#out [data-legend-entry] rect")
-    assert [float(r["fill-opacity"]) for r in ramp] == fig.STYLE["legend"]["heatmap_ramp"]
+    wide = rects[3]  # row 1 (y from 1 to 2), column 1 (x from 1 to 3)
+    assert close(wide["x"], plot.x(1)) and close(float(wide["x"]) + float(wide["width"]), plot.x(3))
+    assert close(wide["y"], plot.y(2)) and close(float(wide["y"]) + float(wide["height"]), plot.y(1))
+    assert rects[4]["data-value"] == "2", "the value itself stays readable on the cell"
     browser.assert_clean()
 
 
