@@ -1,7 +1,7 @@
 /* Start the Pyodide worker while the page is still loading: a page with a sandbox loads this file in its <head>
- * (overrides/main.html), `async`, so it never blocks parsing. Right after the page's first paint it creates the worker
- * and sends it the boot request, so the runtime downloads and starts while the theme's scripts and the rest of the
- * page are still on their way. runtime.js takes that worker over (ExplainerBoot.take()) when the first sandbox wants
+ * (overrides/main.html), `async`, so it never blocks parsing. As soon as it runs, while the HTML is still being parsed,
+ * it creates the worker and sends it the boot request, so the runtime downloads and starts while the theme's scripts
+ * and the rest of the page are still on their way. runtime.js takes that worker over (ExplainerBoot.take()) when the first sandbox wants
  * it and replays what the worker said meanwhile.
  *
  * The build writes runtime.json's JSON in place of the marker below (build_scripts/site_runtime.py), which also saves
@@ -18,11 +18,8 @@
   if (!MANIFEST || !script || typeof Worker !== "function") return;
   const base = new URL("runtime.json", script.src).href;
   let early = null;
-  let started = false;
 
   function start() {
-    if (early || started) return;
-    started = true;
     if (window.ExplainerRuntime && window.ExplainerRuntime.state !== "idle") return;  // runtime.js was quicker
     const name = `explainer-worker-${Math.random().toString(36).slice(2)}-${Date.now()}`;
     performance.mark("explainer:worker-start");
@@ -36,14 +33,9 @@
     worker.postMessage({id: BOOT_ID, op: "boot", args: {manifest: MANIFEST, base}});
   }
 
-  // After the first paint, not at once: measured as fast to the first live figure, and the page paints as soon as
-  // it would without this file; but no later than the end of parsing, so the worker always starts before `load`.
-  if (document.readyState === "loading") {
-    requestAnimationFrame(() => setTimeout(start, 0));
-    document.addEventListener("DOMContentLoaded", start, {once: true});
-  } else {
-    start();
-  }
+  // At once, not after the first paint: measured faster to the first live figure, with no later paint (README.md,
+  // "The early boot").
+  start();
 
   window.ExplainerBoot = Object.freeze({
     manifest: MANIFEST,
