@@ -12,8 +12,8 @@ with the flags of the tests (bench_sandboxes.FreshBrowser).
    the click event's time stamp to the output and the "Ran in" line being in the DOM (cell queue, worker round trip,
    Python, drawing). The baseline is a constant: the 30 ms the issue asks for (a peer, Pyodide-MkDocs-Theme, was
    measured at 333 ms for its warm run).
-2. **Respawn ÷ first boot.** First boot: from the worker's start (boot.js's `explainer:worker-start` mark, right
-   after the first paint) to the sandbox's first live figure (`explainer:first-live`), cold, with the sandbox
+2. **Respawn ÷ first boot.** First boot: from the worker's start (boot.js's `explainer:worker-start` mark, as soon
+   as boot.js runs) to the sandbox's first live figure (`explainer:first-live`), cold, with the sandbox
    scrolled into view as soon as the page commits, so the figure waits for the boot and nothing else. Respawn: the
    endless loop runs past its 2 s limit and the worker is terminated; the sandbox asks for a fresh one in the same
    task (its runtimeChanged, so `booting` is the moment of the kill), and from there to its next live figure, drawn
