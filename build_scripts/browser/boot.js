@@ -1,8 +1,8 @@
 /* Start the Pyodide worker while the page is still loading: a page with a sandbox loads this file in its <head>
  * (overrides/main.html), `async`, so it never blocks parsing. As soon as it runs, while the HTML is still being parsed,
  * it creates the worker and sends it the boot request, so the runtime downloads and starts while the theme's scripts
- * and the rest of the page are still on their way. runtime.js takes that worker over (ExplainerBoot.take()) when the first sandbox wants
- * it and replays what the worker said meanwhile.
+ * and the rest of the page are still on their way. runtime.js takes that worker over (ExplainerBoot.take()) when the
+ * first sandbox wants it and replays what the worker said meanwhile.
  *
  * The build writes runtime.json's JSON in place of the marker below (build_scripts/site_runtime.py), which also saves
  * runtime.js fetching it. Unbuilt, or when anything here fails, this file does nothing and runtime.js boots a worker

@@ -202,8 +202,8 @@
       this.restartButton.addEventListener("click", () => this.restart(), {signal});
       // Each cell builds its editor in a task of its own: built together, a page's five editors held the main
       // thread for one 270-290 ms task (long-animation-frame entries on try-it-yourself).
-      loadEditor().then((Editor) => new Promise((resolve) => setTimeout(() => resolve(Editor), 0))).then(
-        (Editor) => this.attachEditor(Editor), (error) => {
+      const ownTask = (Editor) => new Promise((resolve) => setTimeout(() => resolve(Editor), 0));
+      loadEditor().then(ownTask).then((Editor) => this.attachEditor(Editor), (error) => {
         this.setStatus(`The code editor could not be loaded (${error.message}); the code above is shown as text.`);
         this.root.dataset.state = "error";
       });
