@@ -33,8 +33,8 @@
     worker.postMessage({id: BOOT_ID, op: "boot", args: {manifest: MANIFEST, base}});
   }
 
-  // At once, not after the first paint: measured faster to the first live figure, with no later paint (README.md,
-  // "The early boot").
+  // At once, not after the first paint: measured faster to the first live figure, the first paint within its noise
+  // (README.md, "The early boot").
   start();
 
   window.ExplainerBoot = Object.freeze({
