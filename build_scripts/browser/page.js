@@ -1,7 +1,9 @@
 /* What the page scripts share (sandbox.js, cells.js, trainer.js): building elements, when a view counts as near the
- * viewport, and running their mount step on the first page and after every instant navigation.
+ * viewport, and running their mount step on the first page and after every instant navigation. And, on a page with
+ * something live, letting the theme's search start once the page is live (search.js).
  *
- * Exposes the global ExplainerPage = {NEAR_VIEWPORT, element, onEveryPage, mountViews}. Loaded before them.
+ * Exposes the global ExplainerPage = {NEAR_VIEWPORT, element, onEveryPage, mountViews}. Loaded after runtime.js, before
+ * the others.
  */
 "use strict";
 
@@ -57,6 +59,50 @@
           console.warn(`${kind} ${root.id}: could not be mounted`, error);
         }
       }
+    });
+  }
+
+  // ---- the theme's search, once the page is live --------------------------------------------------------------------
+  // A page with something live (overrides/main.html loads boot.js on exactly those) boots Python as it loads, and the
+  // theme's search worker, building its index at the same time, would take CPU from that boot (README.md, "The theme's
+  // search, once the page is live"). On such a page the theme's config names search.js, which keeps the theme's worker
+  // from starting until it hears "start" on this channel (search.js names the same one).
+  const SEARCH_CHANNEL = "explainer:search";
+  // A page whose runtime booted but whose figures are all out of view draws nothing: the search starts this long after.
+  const SEARCH_AFTER_BOOT_MS = 1000;
+  let searchStarted = false;
+
+  /** Let the theme's search start, once. */
+  function startSearch() {
+    if (searchStarted || typeof BroadcastChannel !== "function") return;
+    searchStarted = true;
+    const channel = new BroadcastChannel(SEARCH_CHANNEL);
+    channel.postMessage("start");
+    // Said before the theme's script ran (a runtime that failed at once), it is said again at `load`, by which time
+    // the theme has created its worker.
+    if (document.readyState !== "complete") {
+      window.addEventListener("load", () => channel.postMessage("start"), {once: true});
+    }
+  }
+
+  // The search starts with the page's first live figure, when its runtime fails or SEARCH_AFTER_BOOT_MS after it
+  // booted, or as soon as the reader opens the search, whichever is first.
+  if (document.querySelector('script[src$="explainer/boot.js"]')) {
+    new PerformanceObserver((list, observer) => {
+      if (!list.getEntriesByName("explainer:first-live").length) return;  // sandbox.js marks its first live figure
+      observer.disconnect();
+      startSearch();
+    }).observe({type: "mark"});
+    const runtime = window.ExplainerRuntime;
+    runtime.subscribe({
+      runtimeChanged() {
+        if (runtime.state === "failed") startSearch();
+        else if (runtime.state === "ready") setTimeout(startSearch, SEARCH_AFTER_BOOT_MS);
+        if (runtime.state === "failed" || runtime.state === "ready") runtime.unsubscribe(this);
+      },
+    });
+    document.addEventListener("focusin", (event) => {
+      if (event.target instanceof Element && event.target.matches('[data-md-component="search-query"]')) startSearch();
     });
   }
 

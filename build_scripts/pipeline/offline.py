@@ -8,7 +8,8 @@ lists of this build written in front of it:
     entry = {"url": site-relative, "revision": hash or null, "integrity": "sha256-…"}
 
 - shell: what the pages load (every script and stylesheet they name, the fonts those stylesheets use, the search
-  worker and index, the sitemap that instant navigation reads), kept when the worker installs;
+  worker and index, and search.js where a page names it, the sitemap that instant navigation reads), kept when the
+  worker installs;
 - runtime: the files the Pyodide worker boots from (runtime.json, worker.js, Pyodide's core files, the standard
   library and lock, numpy's wheel and ours: runtime_paths) and the code editor, kept once the reader's runtime has
   booted.
@@ -46,13 +47,18 @@ def _entry(site_dir: Path, path: str, versioned: bool = False) -> dict:
     return {"url": path, "revision": revision, "integrity": integrity}
 
 
-def _theme_worker(page: Page, site_url: str) -> str | None:
-    """The search worker the theme's config names (relative to its `base`), as a site path."""
+def _theme_workers(page: Page, site_url: str) -> list[str]:
+    """The search worker the theme's config names (the theme starts it with `new Worker(config.search)`, so relative
+    to the page), as a site path. On a page with something live that is our search.js, which names the theme's own
+    worker in its query, `?worker=` (overrides/main.html): both, then."""
     try:
-        config = json.loads(page.data_scripts.get("__config", ""))
-        return site_path(page, urljoin(config["base"].rstrip("/") + "/", config["search"]), site_url)
+        held, _, theme = json.loads(page.data_scripts.get("__config", ""))["search"].partition("?worker=")
     except (ValueError, KeyError, TypeError, AttributeError):
-        return None
+        return []
+    worker = site_path(page, held, site_url)
+    if worker is None:
+        return []
+    return [worker] + ([urljoin(f"/{worker}", theme).lstrip("/")] if theme else [])
 
 
 def shell_paths(site_dir: Path, pages: list[Page], site_url: str) -> list[str]:
@@ -64,7 +70,7 @@ def shell_paths(site_dir: Path, pages: list[Page], site_url: str) -> list[str]:
             linked = reference.tag == "link" and LINKED_RELS & set(reference.rel.split())
             if reference.tag == "script" or linked:
                 found.add(site_path(page, reference.value, site_url))
-        found.add(_theme_worker(page, site_url))
+        found.update(_theme_workers(page, site_url))
     found.discard(None)
     for stylesheet in [path for path in found if path.endswith(".css")]:
         folder = PurePosixPath(stylesheet).parent

@@ -20,6 +20,7 @@ from build_scripts.pipeline.pages import read_page, site_pages
 from build_scripts.site_runtime import ASSET_DIR
 from support import serve_copy, wait_until
 from test_addresses import follow_link_to, goes_live
+from test_theme_search import search_finds
 
 pytestmark = pytest.mark.browser
 
@@ -63,6 +64,7 @@ def test_a_second_visit_works_with_the_server_gone(reader, own_site):
     cell.locator(".cell__run").click()
     expect(cell).to_have_attribute("data-state", "done", timeout=BOOT_TIMEOUT_MS)
     expect(note).to_be_visible()
+    search_finds(page, "residual", "lessons/break-the-model/")  # search.js and the theme's worker, kept
     page.goto(own_site.url)
     expect(page.locator("h1").first).to_be_visible()
     assert reader.violations() == []

@@ -1,5 +1,6 @@
 """The site as Zensical builds it (`make build ENGINE=zensical`) works in Chromium: every sandbox on every page goes
-live on the offline Pyodide, and the static figures load. (The rest of the browser suite runs on the MkDocs build.)"""
+live on the offline Pyodide, the static figures load, and pages with something live hold the theme's search worker
+(build_scripts/browser/search.js). (The rest of the browser suite runs on the MkDocs build.)"""
 
 import os
 
@@ -7,6 +8,7 @@ import pytest
 
 from support import StaticSiteServer, build_in_process, copy_project_site_sources
 from test_sandboxes_live import pages_with_sandboxes, wait_live
+from test_theme_search import check_search_workers
 
 pytestmark = pytest.mark.browser
 
@@ -54,3 +56,7 @@ def test_a_static_figure_of_the_zensical_build_loads(browser, zensical_site):
     page.wait_for_function("img => img.complete && img.naturalWidth > 0", arg=image.element_handle(), timeout=15_000)
     assert image.is_visible()
     browser.assert_clean()
+
+
+def test_pages_of_the_zensical_build_with_something_live_hold_the_theme_search_worker(zensical_site):
+    check_search_workers(zensical_site[0])
