@@ -25,21 +25,9 @@ LIVE_PAGE = "lessons/break-the-model/"
 SEARCH_READY = "() => !document.querySelector('.md-search-result__meta').textContent.includes('Initializing search')"
 
 
-def search_finds(page, query: str, lesson: str) -> None:
-    page.keyboard.press("/")  # Material's shortcut focuses the search box
-    page.keyboard.type(query)
-    results = page.locator(".md-search-result__item a")
-    results.first.wait_for(timeout=30_000)
-    hrefs = [results.nth(i).get_attribute("href") for i in range(results.count())]
-    assert any(lesson in href for href in hrefs), hrefs
-
-
-def test_a_page_with_something_live_names_search_js_with_the_theme_worker_in_its_query(built_site):
-    check_search_workers(built_site)
-
-
 def check_search_workers(built_site) -> None:
-    """The condition is the one boot.js is loaded under (overrides/main.html); the other pages keep the theme's."""
+    """Every page of a built site: one that loads boot.js (overrides/main.html's condition) names search.js with the
+    theme's worker in its query; the others name the theme's worker. Both addresses are files of the site."""
     held = 0
     for html_file in sorted(built_site.rglob("*.html")):
         html = html_file.read_text()
@@ -56,6 +44,20 @@ def check_search_workers(built_site) -> None:
         assert THEME_WORKER.search(address), (html_file, config["search"])
         assert (built_site / urlsplit(address).path.lstrip("/")).is_file(), (html_file, config["search"])
     assert held >= 4
+
+
+def search_finds(page, query: str, lesson: str) -> None:
+    """Open the search as a reader does, type `query` and check that a result links to `lesson`."""
+    page.keyboard.press("/")  # Material's shortcut focuses the search box
+    page.keyboard.type(query)
+    results = page.locator(".md-search-result__item a")
+    results.first.wait_for(timeout=30_000)
+    hrefs = [results.nth(i).get_attribute("href") for i in range(results.count())]
+    assert any(lesson in href for href in hrefs), hrefs
+
+
+def test_a_page_with_something_live_names_search_js_with_the_theme_worker_in_its_query(built_site):
+    check_search_workers(built_site)
 
 
 def test_the_service_worker_keeps_search_js_and_the_theme_worker_it_names(built_site, site_url):
