@@ -299,6 +299,16 @@ def visit(page, site_url: str, path: str) -> None:
         page.wait_for_load_state("load")
 
 
+def search_finds(page, query: str, lesson: str) -> None:
+    """Open the search as a reader does, type `query` and check that a result links to `lesson`."""
+    page.keyboard.press("/")  # Material's shortcut focuses the search box
+    page.keyboard.type(query)
+    results = page.locator(".md-search-result__item a")
+    results.first.wait_for(timeout=30_000)
+    hrefs = [results.nth(i).get_attribute("href") for i in range(results.count())]
+    assert any(lesson in href for href in hrefs), hrefs
+
+
 def settle_each_sandbox(page, settled: str, timeout_ms: int) -> int:
     """Scroll to each sandbox of the open page in turn, as a reader would, and wait until the JavaScript condition
     `settled` (on the figure `f`, e.g. "f.dataset.state === 'live'") holds for it; return how many there are."""

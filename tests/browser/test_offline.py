@@ -18,9 +18,8 @@ from build_scripts._files import write_atomic
 from build_scripts.pipeline import offline
 from build_scripts.pipeline.pages import read_page, site_pages
 from build_scripts.site_runtime import ASSET_DIR
-from support import serve_copy, wait_until
+from support import search_finds, serve_copy, wait_until
 from test_addresses import follow_link_to, goes_live
-from test_theme_search import search_finds
 
 pytestmark = pytest.mark.browser
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from support import nav_pages, settle_each_sandbox, visit
+from support import nav_pages, search_finds, settle_each_sandbox, visit
 
 pytestmark = pytest.mark.browser
 
@@ -97,12 +97,7 @@ def test_the_page_is_first_drawn_in_the_palettes_colours(browser, site_url, pref
 def test_search_finds_a_lesson(browser, site_url):
     page = browser.page
     page.goto(site_url)
-    page.keyboard.press("/")  # Material's shortcut focuses the search box
-    page.keyboard.type("residual")
-    results = page.locator(".md-search-result__item a")
-    results.first.wait_for()
-    hrefs = [results.nth(i).get_attribute("href") for i in range(results.count())]
-    assert any("lessons/break-the-model/" in href for href in hrefs), hrefs
+    search_finds(page, "residual", "lessons/break-the-model/")
     browser.assert_clean()
 
 

@@ -10,10 +10,11 @@ import pytest
 
 from build_scripts.pipeline import offline
 from build_scripts.pipeline.pages import read_page, site_pages
+from support import search_finds
+from test_sandboxes_live import BOOT_TIMEOUT_MS
 
 pytestmark = pytest.mark.browser
 
-BOOT_TIMEOUT_MS = 90_000  # as in test_sandboxes_live.py: the page's own limit is 60 s
 # How long the page's "start" may take to show; well under search.js's FALLBACK_MS (20 s), which would start the
 # theme's worker even if the page never said so.
 STARTED_TIMEOUT_MS = 10_000
@@ -44,16 +45,6 @@ def check_search_workers(built_site) -> None:
         assert THEME_WORKER.search(address), (html_file, config["search"])
         assert (built_site / urlsplit(address).path.lstrip("/")).is_file(), (html_file, config["search"])
     assert held >= 4
-
-
-def search_finds(page, query: str, lesson: str) -> None:
-    """Open the search as a reader does, type `query` and check that a result links to `lesson`."""
-    page.keyboard.press("/")  # Material's shortcut focuses the search box
-    page.keyboard.type(query)
-    results = page.locator(".md-search-result__item a")
-    results.first.wait_for(timeout=30_000)
-    hrefs = [results.nth(i).get_attribute("href") for i in range(results.count())]
-    assert any(lesson in href for href in hrefs), hrefs
 
 
 def test_a_page_with_something_live_names_search_js_with_the_theme_worker_in_its_query(built_site):
