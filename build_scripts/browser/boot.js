@@ -25,7 +25,13 @@
     performance.mark("explainer:worker-start");
     const worker = new Worker(new URL("worker.js", script.src).href, {name});
     early = {worker, manifest: MANIFEST, base, bootId: BOOT_ID, messages: [], error: null};
-    worker.onmessage = (event) => early.messages.push(event.data);
+    worker.onmessage = (event) => {
+      early.messages.push(event.data);
+      // The boot's reply, heard here only while no view took the worker over: page.js counts the page live soon after.
+      if (event.data && event.data.id === BOOT_ID && typeof event.data.ok === "boolean") {
+        performance.mark("explainer:early-boot-end");
+      }
+    };
     worker.onerror = (event) => {
       event.preventDefault();
       early.error = event.message || "";

@@ -1,6 +1,6 @@
 /* Offline reading, the page's side: registers the site's service worker (sw.js, written by the build when mkdocs.yml's
- * explainer plugin has `offline: true`) and shows the footer's "available offline" note once the worker holds
- * everything a second visit needs.
+ * explainer plugin has `offline: true`) once the page is live, and shows the footer's "available offline" note once
+ * the worker holds everything a second visit needs.
  *
  * The build marks every page of such a site with <meta name="explainer-offline" content="<address of sw.js>">. Without
  * it (offline reading turned off, or `serve`), a service worker an earlier build left at this address is
@@ -15,7 +15,8 @@
  * changed files and takes over the open page at once. That page still runs the previous build's scripts, so its next
  * navigation is a full page load, answered by the new worker with the new files.
  *
- * Needs runtime.js (ExplainerRuntime), loaded before this file. The service worker's side: offline/entry.js.
+ * Needs runtime.js (ExplainerRuntime) and page.js (ExplainerPage.whenLive), loaded before this file. The service
+ * worker's side: offline/entry.js.
  */
 (function () {
   "use strict";
@@ -35,10 +36,15 @@
 
   let offline = false;  // the worker holds the shell and the runtime
   const sent = new Set();  // addresses already handed to the worker to keep
-  const registered = container.register(new URL(marker.content, document.baseURI).href).catch((error) => {
-    console.warn("offline reading is not available:", error.message);
-    return null;
-  });
+  // Registered once the page is live (page.js): its install fetches and checks the whole shell, which on a page that
+  // boots Python would take CPU from that boot (README.md, "Once the page is live").
+  const whenLive = window.ExplainerPage ? window.ExplainerPage.whenLive : (callback) => callback();
+  const registered = new Promise((resolve) => whenLive(resolve))
+    .then(() => container.register(new URL(marker.content, document.baseURI).href))
+    .catch((error) => {
+      console.warn("offline reading is not available:", error.message);
+      return null;
+    });
 
   /** Ask the active service worker something; resolves with its answer (null when there is no worker). */
   async function ask(message) {
@@ -96,6 +102,26 @@
       if (stale && url.pathname !== shownPath) location.reload();  // the new address, loaded whole
     });
   }
+
+  // A new build's worker asks to take over as it installs (skipWaiting), and Chromium then stops this build's worker to
+  // let it in. If this build's worker is started again at that very moment (seen in 2 of 12 runs of test_offline.py's
+  // new-build test), the new one stays waiting until the old one goes idle, which in the tests (a driver attached to
+  // it) it had not done 80 s later. Asking the waiting worker to skip waiting again makes Chromium stop the old one
+  // again (offline/entry.js: "explainer:skip-waiting"); a worker that took over meanwhile is not asked.
+  const NUDGE_EVERY_MS = 1000;
+  const NUDGES = 10;
+  registered.then((registration) => registration && registration.addEventListener("updatefound", () => {
+    const worker = registration.installing;
+    let nudges = 0;
+    const nudge = () => {
+      if (registration.waiting !== worker || nudges++ >= NUDGES) return;
+      worker.postMessage({type: "explainer:skip-waiting"});
+      setTimeout(nudge, NUDGE_EVERY_MS);
+    };
+    if (worker) {
+      worker.addEventListener("statechange", () => worker.state === "installed" && setTimeout(nudge, NUDGE_EVERY_MS));
+    }
+  }));
 
   let pagesShown = 0;
   function onPage() {

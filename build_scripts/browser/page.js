@@ -1,9 +1,9 @@
 /* What the page scripts share (sandbox.js, cells.js, trainer.js): building elements, when a view counts as near the
- * viewport, and running their mount step on the first page and after every instant navigation. And, on a page with
- * something live, letting the theme's search start once the page is live (search.js).
+ * viewport, running their mount step on the first page and after every instant navigation, and the moment a page with
+ * something live counts as live (whenLive: the theme's search and offline.js wait for it).
  *
- * Exposes the global ExplainerPage = {NEAR_VIEWPORT, element, onEveryPage, mountViews}. Loaded after runtime.js, before
- * the others.
+ * Exposes the global ExplainerPage = {NEAR_VIEWPORT, element, onEveryPage, mountViews, whenLive}. Loaded after
+ * runtime.js, before the others.
  */
 "use strict";
 
@@ -62,14 +62,65 @@
     });
   }
 
-  // ---- the theme's search, once the page is live --------------------------------------------------------------------
-  // A page with something live (overrides/main.html loads boot.js on exactly those) boots Python as it loads, and the
-  // theme's search worker, building its index at the same time, would take CPU from that boot (README.md, "The theme's
-  // search, once the page is live"). On such a page the theme's config names search.js, which keeps the theme's worker
-  // from starting until it hears "start" on this channel (search.js names the same one).
+  // ---- once the page is live ------------------------------------------------------------------------------------------
+  // A page with something live (overrides/main.html loads boot.js on exactly those) boots Python as it loads. Start-up
+  // work that can wait, waits until that boot is over, so as not to take CPU from it on a two-core machine (README.md,
+  // "Once the page is live"): the theme's search worker building its index (search.js) and the install of the service
+  // worker of offline reading (offline.js). On any other page, the page is live at once.
+  const BOOTS_HERE = Boolean(document.querySelector('script[src$="explainer/boot.js"]'));
+  // A runtime that booted while all the page's figures are out of view draws nothing: the page counts as live this long
+  // after the boot (the runtime's, or the early worker's that no view took over yet).
+  const LIVE_AFTER_BOOT_MS = 1000;
+  const LIVE_AT_LATEST_MS = 20000;  // whatever happens (a boot that hangs until its own timeout, say)
+  const waiting = [];  // callbacks of whenLive, until the page is live
+  let live = !BOOTS_HERE;
+
+  /** Call `callback` once the page is live: at once on a page without boot.js; else at the page's first live figure,
+   * when its runtime fails, LIVE_AFTER_BOOT_MS after a boot ended, at `load` if nothing is booting then, or at the
+   * latest LIVE_AT_LATEST_MS after this script ran, whichever is first. Each callback runs in a task of its own. */
+  function whenLive(callback) {
+    if (live) setTimeout(callback);
+    else waiting.push(callback);
+  }
+
+  function becomeLive() {
+    if (live) return;
+    live = true;
+    for (const callback of waiting.splice(0)) setTimeout(callback);
+  }
+
+  if (BOOTS_HERE) {
+    new PerformanceObserver((list, observer) => {
+      if (list.getEntriesByName("explainer:first-live").length) {  // sandbox.js marks its first live figure
+        observer.disconnect();
+        becomeLive();
+      } else if (list.getEntriesByName("explainer:early-boot-end").length) {  // boot.js, when no view took its worker
+        setTimeout(becomeLive, LIVE_AFTER_BOOT_MS);
+      }
+    }).observe({type: "mark", buffered: true});
+    const runtime = window.ExplainerRuntime;
+    runtime.subscribe({
+      runtimeChanged() {
+        if (runtime.state === "failed") becomeLive();
+        else if (runtime.state === "ready") setTimeout(becomeLive, LIVE_AFTER_BOOT_MS);
+        if (runtime.state === "failed" || runtime.state === "ready") runtime.unsubscribe(this);
+      },
+    });
+    const nothingBooting = () => !performance.getEntriesByName("explainer:worker-start").length
+      && runtime.state === "idle";  // boot.js did not run (or could not start its worker) and no view started one
+    if (document.readyState === "complete") {
+      if (nothingBooting()) becomeLive();
+    } else {
+      window.addEventListener("load", () => nothingBooting() && becomeLive(), {once: true});
+    }
+    setTimeout(becomeLive, LIVE_AT_LATEST_MS);
+  }
+
+  // ---- the theme's search ---------------------------------------------------------------------------------------------
+  // On a page with boot.js, the theme's config names search.js, which keeps the theme's worker from starting until it
+  // hears "start" on this channel (search.js names the same one): once the page is live, or as soon as the reader opens
+  // the search.
   const SEARCH_CHANNEL = "explainer:search";
-  // A page whose runtime booted but whose figures are all out of view draws nothing: the search starts this long after.
-  const SEARCH_AFTER_BOOT_MS = 1000;
   let searchStarted = false;
 
   /** Let the theme's search start, once. */
@@ -85,26 +136,12 @@
     }
   }
 
-  // The search starts with the page's first live figure, when its runtime fails or SEARCH_AFTER_BOOT_MS after it
-  // booted, or as soon as the reader opens the search, whichever is first.
-  if (document.querySelector('script[src$="explainer/boot.js"]')) {
-    new PerformanceObserver((list, observer) => {
-      if (!list.getEntriesByName("explainer:first-live").length) return;  // sandbox.js marks its first live figure
-      observer.disconnect();
-      startSearch();
-    }).observe({type: "mark"});
-    const runtime = window.ExplainerRuntime;
-    runtime.subscribe({
-      runtimeChanged() {
-        if (runtime.state === "failed") startSearch();
-        else if (runtime.state === "ready") setTimeout(startSearch, SEARCH_AFTER_BOOT_MS);
-        if (runtime.state === "failed" || runtime.state === "ready") runtime.unsubscribe(this);
-      },
-    });
+  if (BOOTS_HERE) {
+    whenLive(startSearch);
     document.addEventListener("focusin", (event) => {
       if (event.target instanceof Element && event.target.matches('[data-md-component="search-query"]')) startSearch();
     });
   }
 
-  window.ExplainerPage = Object.freeze({NEAR_VIEWPORT, element, onEveryPage, mountViews});
+  window.ExplainerPage = Object.freeze({NEAR_VIEWPORT, element, onEveryPage, mountViews, whenLive});
 })();

@@ -156,5 +156,7 @@ self.addEventListener("message", (event) => {
     event.waitUntil(keepRuntime().then(status).then(reply, (error) => reply({offline: false, error: String(error)})));
   } else if (type === "explainer:status") {
     event.waitUntil(status().then(reply));
+  } else if (type === "explainer:skip-waiting") {
+    self.skipWaiting();  // offline.js, to a new build's worker left waiting: see the note there
   }
 });
