@@ -88,7 +88,7 @@
     });
   }
 
-  // ---- a new build ----------------------------------------------------------------------------------------------------
+  // ---- a new build --------------------------------------------------------------------------------------------------
 
   let controlled = Boolean(container.controller);
   let stale = false;  // a new build's worker took over this page, which runs the previous build's scripts

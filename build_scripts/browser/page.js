@@ -62,7 +62,7 @@
     });
   }
 
-  // ---- once the page is live ------------------------------------------------------------------------------------------
+  // ---- once the page is live ----------------------------------------------------------------------------------------
   // A page with something live (overrides/main.html loads boot.js on exactly those) boots Python as it loads. Start-up
   // work that can wait, waits until that boot is over, so as not to take CPU from it on a two-core machine (README.md,
   // "Once the page is live"): the theme's search worker building its index (search.js) and the install of the service
@@ -116,7 +116,7 @@
     setTimeout(becomeLive, LIVE_AT_LATEST_MS);
   }
 
-  // ---- the theme's search ---------------------------------------------------------------------------------------------
+  // ---- the theme's search -------------------------------------------------------------------------------------------
   // On a page with boot.js, the theme's config names search.js, which keeps the theme's worker from starting until it
   // hears "start" on this channel (search.js names the same one): once the page is live, or as soon as the reader opens
   // the search.
@@ -136,10 +136,15 @@
     }
   }
 
+  // The theme's search box: Material's, or Zensical's (a combobox in its search dialog, inside a shadow root, where a
+  // focus event's target is the root's host: hence the composed path).
+  const SEARCH_BOX = '[data-md-component="search-query"], dialog input[role="combobox"]';
+
   if (BOOTS_HERE) {
     whenLive(startSearch);
     document.addEventListener("focusin", (event) => {
-      if (event.target instanceof Element && event.target.matches('[data-md-component="search-query"]')) startSearch();
+      const focused = event.composedPath()[0];
+      if (focused instanceof Element && focused.matches(SEARCH_BOX)) startSearch();
     });
   }
 

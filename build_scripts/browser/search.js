@@ -8,9 +8,9 @@
  * The theme starts its search worker as the page loads, and the worker builds the whole search index at once: CPU
  * that, on a two-core machine, the Python boot of the same page needs (README.md in this folder, "Once the page is
  * live"). This worker takes the theme's messages and keeps them until the page says "start" on the BroadcastChannel
- * below (page.js: once the page is live, or when the reader opens the search), or until FALLBACK_MS have passed. Then it starts the theme's worker as a worker of its own, at its own address (so its
- * relative imports resolve as they always did), hands it the kept messages and from then on passes every message
- * both ways.
+ * below (page.js: once the page is live, or when the reader focuses the search box), or until FALLBACK_MS have
+ * passed. Then it starts the theme's worker as a worker of its own, at its own address (so its relative imports
+ * resolve as they always did), hands it the kept messages and from then on passes every message both ways.
  */
 "use strict";
 

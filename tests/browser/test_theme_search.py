@@ -76,7 +76,7 @@ def test_while_the_page_is_not_live_the_theme_worker_waits_until_the_reader_open
     page.wait_for_timeout(2000)  # long enough for the theme's worker to build its index, had it started
     assert page.evaluate("ExplainerRuntime.state") == "booting"
     assert not page.evaluate(SEARCH_READY), "the theme's search worker started while the page was still booting"
-    search_finds(page, "residual", LIVE_PAGE)
+    search_finds(page, "residual", LIVE_PAGE, timeout_ms=STARTED_TIMEOUT_MS)  # not search.js's 20 s fallback
     browser.assert_clean()
 
 

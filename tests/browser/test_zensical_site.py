@@ -8,7 +8,7 @@ import pytest
 
 from support import StaticSiteServer, build_in_process, copy_project_site_sources
 from test_sandboxes_live import pages_with_sandboxes, wait_live
-from test_theme_search import check_search_workers
+from test_theme_search import LIVE_PAGE, STARTED_TIMEOUT_MS, check_search_workers
 
 pytestmark = pytest.mark.browser
 
@@ -60,3 +60,20 @@ def test_a_static_figure_of_the_zensical_build_loads(browser, zensical_site):
 
 def test_pages_of_the_zensical_build_with_something_live_hold_the_theme_search_worker(zensical_site):
     check_search_workers(zensical_site[0])
+
+
+def test_the_zensical_search_answers_at_once_on_a_page_still_booting(browser, zensical_site):
+    """Zensical's search box lives in a shadow root, out of sight of page.js's focus check: search.js starts the
+    theme's worker when the theme sends its first query, well before its 20 s fallback."""
+    page = browser.page
+    page.route("**/assets/pyodide/**", lambda route: None)  # never answered: the runtime stays booting
+    page.goto(zensical_site[1] + LIVE_PAGE)
+    page.wait_for_load_state("load")
+    page.keyboard.press("/")  # Zensical's shortcut opens the search
+    page.keyboard.type("residual")
+    results = page.locator('a[role="option"]')  # Zensical's results (Playwright's locators pierce shadow roots)
+    results.first.wait_for(timeout=STARTED_TIMEOUT_MS)
+    assert page.evaluate("ExplainerRuntime.state") == "booting"
+    hrefs = [results.nth(i).get_attribute("href") for i in range(results.count())]
+    assert any(LIVE_PAGE in href for href in hrefs), hrefs
+    browser.assert_clean()
