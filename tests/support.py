@@ -14,6 +14,10 @@ from urllib.parse import urlsplit
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
+# How long a browser test waits for Python to boot in the page: the page's own limit is 60 s; this leaves room for a
+# loaded CI machine (both cores busy).
+BOOT_TIMEOUT_MS = 90_000
+
 # Headless Debian Chromium on a machine with no network: without the background-networking flags it keeps trying
 # Google's hosts. (The tests and the browser benchmark both launch it with these.)
 CHROMIUM_FLAGS = [

@@ -12,14 +12,13 @@ import re
 
 import pytest
 
-from support import PROJECT_ROOT, settle_each_sandbox, visit
+from support import BOOT_TIMEOUT_MS, PROJECT_ROOT, settle_each_sandbox, visit
 
 pytestmark = pytest.mark.browser
 
 AXE = PROJECT_ROOT / "node_modules/axe-core/axe.min.js"
 WCAG_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
 ALSO_RULES = ["aria-dialog-name"]  # a best practice, not a WCAG rule: Material's search dialog had no name
-BOOT_TIMEOUT_MS = 90_000  # as in test_sandboxes_live.py: the page's own limit is 60 s
 
 RUN_AXE = """async ([tags, rules]) => {
   const also = Object.fromEntries(rules.map(rule => [rule, {enabled: true}]));

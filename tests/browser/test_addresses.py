@@ -12,11 +12,10 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from support import PROJECT_ROOT, StaticSiteServer, run_mkdocs_build, serve_copy
+from support import BOOT_TIMEOUT_MS, PROJECT_ROOT, StaticSiteServer, run_mkdocs_build, serve_copy
 
 pytestmark = pytest.mark.browser
 
-BOOT_TIMEOUT_MS = 90_000
 FIRST, SECOND = "lessons/rmsnorm-geometry/", "lessons/try-it-yourself/"
 WASM = "/pyodide.asm.wasm"
 

@@ -11,11 +11,10 @@ import time
 
 import pytest
 
-from support import CROSS_ORIGIN_ISOLATION, StaticSiteServer, build_pages
+from support import BOOT_TIMEOUT_MS, CROSS_ORIGIN_ISOLATION, StaticSiteServer, build_pages
 
 pytestmark = pytest.mark.browser
 
-BOOT_TIMEOUT_MS = 90_000
 RUN_TIMEOUT_MS = 30_000
 EDITOR_FILE = re.compile(r"/assets/explainer/editor\.js$")
 

@@ -16,11 +16,10 @@ import pytest
 from playwright.sync_api import expect
 
 from build_scripts.site_runtime import ASSET_DIR
-from support import elements_by_page, wait_until
+from support import BOOT_TIMEOUT_MS, elements_by_page, wait_until
 
 pytestmark = pytest.mark.browser
 
-BOOT_TIMEOUT_MS = 90_000
 NUMPY = "numpy-2.0.2-cp312-cp312-pyodide_2024_0_wasm32.whl"
 
 

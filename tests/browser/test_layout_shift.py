@@ -19,13 +19,12 @@ page used was preloaded: the page did what it can. Any other shift, at any time,
 
 import pytest
 
-from support import settle_each_sandbox
+from support import BOOT_TIMEOUT_MS, settle_each_sandbox
 
 pytestmark = pytest.mark.browser
 
 LESSON = "lessons/break-the-model/"  # four live sandboxes below prose, math and an illustration
 MATH_LESSON = "lessons/rmsnorm-calculus/"  # the most math of any page
-BOOT_TIMEOUT_MS = 90_000  # as in test_sandboxes_live.py: the page's own limit is 60 s
 
 RECORD_SHIFTS = """
 window.__layoutShifts = [];

@@ -18,12 +18,11 @@ from build_scripts._files import write_atomic
 from build_scripts.pipeline import offline
 from build_scripts.pipeline.pages import read_page, site_pages
 from build_scripts.site_runtime import ASSET_DIR
-from support import search_finds, serve_copy, wait_until
+from support import BOOT_TIMEOUT_MS, search_finds, serve_copy, wait_until
 from test_addresses import follow_link_to, goes_live
 
 pytestmark = pytest.mark.browser
 
-BOOT_TIMEOUT_MS = 90_000
 LESSON = "lessons/try-it-yourself/"
 OTHER_LESSON, THIRD_LESSON = "lessons/rmsnorm-geometry/", "lessons/rmsnorm-calculus/"
 

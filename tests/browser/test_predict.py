@@ -8,10 +8,10 @@ import pytest
 from playwright.sync_api import expect
 
 from build_scripts.markdown._page import PageContext, on_page
+from support import BOOT_TIMEOUT_MS
 
 pytestmark = pytest.mark.browser
 
-BOOT_TIMEOUT_MS = 90_000
 TIMEOUT_MS = 30_000
 
 MARKDOWN = """

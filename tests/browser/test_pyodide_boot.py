@@ -12,11 +12,10 @@ import pytest
 
 from build_scripts.pyodide_runtime import DEFAULT_RUNTIME_DIR, describe_wheel
 from build_scripts.wheel import build_wheel
-from support import StaticSiteServer
+from support import BOOT_TIMEOUT_MS, StaticSiteServer
 
 pytestmark = pytest.mark.browser
 
-BOOT_TIMEOUT_MS = 90_000
 
 PAGE = """<!doctype html>
 <html lang="en">

@@ -16,11 +16,10 @@ from playwright.sync_api import expect
 from build_scripts.pipeline.csp import worker_policy
 from build_scripts.pipeline.pages import site_pages
 from build_scripts.site_runtime import ASSET_DIR
-from support import serve_copy
+from support import BOOT_TIMEOUT_MS, serve_copy
 
 pytestmark = pytest.mark.browser
 
-BOOT_TIMEOUT_MS = 90_000
 MARKER = "reader-typed-7f3a91"  # typed into a cell: no request may carry it
 
 

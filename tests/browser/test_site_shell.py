@@ -2,14 +2,13 @@
 
 import pytest
 
-from support import nav_pages, search_finds, settle_each_sandbox, visit
+from support import BOOT_TIMEOUT_MS, nav_pages, search_finds, settle_each_sandbox, visit
 
 pytestmark = pytest.mark.browser
 
 # Every page of the navigation, read from mkdocs.yml (a page left out of the nav fails the strict build, so this is
 # every page): a new lesson is checked here without touching this file.
 PAGES = nav_pages()
-BOOT_TIMEOUT_MS = 90_000  # as in test_sandboxes_live.py: the page's own limit is 60 s
 
 
 def test_the_navigation_is_every_page_the_build_writes(built_site):

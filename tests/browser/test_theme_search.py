@@ -10,8 +10,7 @@ import pytest
 
 from build_scripts.pipeline import offline
 from build_scripts.pipeline.pages import read_page, site_pages
-from support import search_finds
-from test_sandboxes_live import BOOT_TIMEOUT_MS
+from support import BOOT_TIMEOUT_MS, search_finds
 
 pytestmark = pytest.mark.browser
 

@@ -16,11 +16,10 @@ import pytest
 
 from build_scripts.markdown._page import PageContext, on_page
 from explainer import live
-from support import PROJECT_ROOT
+from support import BOOT_TIMEOUT_MS, PROJECT_ROOT
 
 pytestmark = pytest.mark.browser
 
-BOOT_TIMEOUT_MS = 90_000
 RUN_TIMEOUT_MS = 120_000
 STOP_WITHIN_MS = 250  # Stop halts the worker within one chunk (explainer.streams.train.CHUNK_SECONDS is 0.1 s)
 AXE = PROJECT_ROOT / "node_modules/axe-core/axe.min.js"

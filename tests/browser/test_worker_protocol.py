@@ -10,11 +10,10 @@ loads protocol.js and runtime.js, nothing else.
 import numpy as np
 import pytest
 
-from support import CROSS_ORIGIN_ISOLATION, StaticSiteServer
+from support import BOOT_TIMEOUT_MS, CROSS_ORIGIN_ISOLATION, StaticSiteServer
 
 pytestmark = pytest.mark.browser
 
-BOOT_TIMEOUT_MS = 90_000
 CALL_TIMEOUT_MS = 30_000
 
 HARNESS = """<!doctype html>
