@@ -70,7 +70,6 @@ def test_a_second_visit_works_with_the_server_gone(reader, own_site):
 
 
 REGISTERED = "async () => Boolean(await navigator.serviceWorker.getRegistration())"
-FIRST_LIVE = '() => performance.getEntriesByName("explainer:first-live").length > 0'
 
 
 def test_the_service_worker_is_registered_once_the_page_is_live(reader, own_site):

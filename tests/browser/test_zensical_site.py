@@ -63,8 +63,8 @@ def test_pages_of_the_zensical_build_with_something_live_hold_the_theme_search_w
 
 
 def test_the_zensical_search_answers_at_once_on_a_page_still_booting(browser, zensical_site):
-    """Zensical's search box lives in a shadow root, out of sight of page.js's focus check: search.js starts the
-    theme's worker when the theme sends its first query, well before its 20 s fallback."""
+    """Zensical's search box lives in a shadow root, where the focus event's target is the root's host: page.js finds
+    the box in the event's composed path and starts the held search, well before search.js's 20 s fallback."""
     page = browser.page
     page.route("**/assets/pyodide/**", lambda route: None)  # never answered: the runtime stays booting
     page.goto(zensical_site[1] + LIVE_PAGE)
