@@ -4,6 +4,7 @@ import functools
 import http.server
 import io
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -245,6 +246,15 @@ def page_path(page: str) -> str:
     home page, else ending in "/" (MkDocs' and Zensical's directory URLs)."""
     stem = page.removesuffix(".md")
     return "" if stem == "index" else stem.removesuffix("/index") + "/"
+
+
+def assert_pages_link_the_lean_palette(site: Path) -> None:
+    """The built pages link one palette stylesheet, the pipeline's lean copy (theme_palette), which has no rule for the
+    theme's switching attribute."""
+    links = {link for page in site.rglob("*.html")
+             for link in re.findall(r'href="[^"]*?(assets/stylesheets/[^"]*palette[^"]*\.css)"', page.read_text())}
+    assert len(links) == 1 and "/palette-lean." in next(iter(links)), f"the pages link {sorted(links)}"
+    assert "data-md-color-switching" not in (site / next(iter(links))).read_text()
 
 
 def nav_pages(config_file: Path = PROJECT_ROOT / "mkdocs.yml") -> list[str]:

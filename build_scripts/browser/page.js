@@ -1,6 +1,7 @@
 /* What the page scripts share (sandbox.js, cells.js, trainer.js): building elements, when a view counts as near the
  * viewport, running their mount step on the first page and after every instant navigation, and the moment a page with
- * something live counts as live (whenLive: the theme's search and offline.js wait for it).
+ * something live counts as live (whenLive: the theme's search and offline.js wait for it), and the theme's palette
+ * switching without transitions.
  *
  * Exposes the global ExplainerPage = {NEAR_VIEWPORT, element, onEveryPage, mountViews, whenLive}. Loaded after
  * runtime.js, before the others.
@@ -147,6 +148,18 @@
       if (focused instanceof Element && focused.matches(SEARCH_BOX)) startSearch();
     });
   }
+
+  // The theme's palette toggle (light, dark, automatic). The build takes the theme's own rule that stops transitions
+  // while the palette switches out of its stylesheet, because the theme also applies it as every page loads, which
+  // cost a restyle of the whole page (build_scripts/pipeline/theme_palette.py). site.css has the same rule under
+  // SWITCHING, set here only when the reader switches: for the frame the new colours are drawn in, and the next.
+  const SWITCHING = "data-explainer-switching";
+  document.addEventListener("change", (event) => {
+    const input = event.composedPath()[0];
+    if (!(input instanceof Element) || !input.matches('[data-md-component="palette"] input')) return;
+    document.body.setAttribute(SWITCHING, "");
+    requestAnimationFrame(() => requestAnimationFrame(() => document.body.removeAttribute(SWITCHING)));
+  }, true);
 
   window.ExplainerPage = Object.freeze({NEAR_VIEWPORT, element, onEveryPage, mountViews, whenLive});
 })();

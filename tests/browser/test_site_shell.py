@@ -63,6 +63,41 @@ def test_palette_toggle_switches_between_light_and_dark(browser, site_url):
     browser.assert_clean()
 
 
+# Whether page.js's switching attribute is on the body, and a navigation link's transition duration: in the change
+# event of the reader's click (after page.js's listener, which captures it) and on each of the three frames after.
+RECORD_SWITCH = """
+window.__switch = [];
+const look = () => window.__switch.push([document.body.hasAttribute("data-explainer-switching"),
+                                         getComputedStyle(document.querySelector(".md-nav__link")).transitionDuration]);
+document.addEventListener("change", () => {
+  look();
+  requestAnimationFrame(() => { look(); requestAnimationFrame(() => { look(); requestAnimationFrame(look); }); });
+});
+"""
+THEME_SWITCHING_RULES = """() => [...document.styleSheets].flatMap((sheet) => [...sheet.cssRules])
+  .flatMap((rule) => rule.cssRules ? [rule, ...rule.cssRules] : [rule])
+  .map((rule) => rule.selectorText || "").filter((selector) => selector.includes("data-md-color-switching"))"""
+
+
+def test_switching_the_palette_stops_transitions_without_the_themes_rule_that_restyled_every_load(
+        browser, site_url):
+    """The build takes the theme's rule out of its palette stylesheet (it made every load restyle the whole page:
+    build_scripts/pipeline/theme_palette.py); page.js and site.css stop the transitions when the reader switches."""
+    page = browser.page
+    page.goto(site_url + "lessons/rmsnorm-geometry/")
+    page.wait_for_function("document.body.hasAttribute('data-md-color-media')")  # the theme's script ran
+    assert page.evaluate(THEME_SWITCHING_RULES) == []
+    usual = page.evaluate("getComputedStyle(document.querySelector('.md-nav__link')).transitionDuration")
+    assert usual != "0s", "the theme's links have a colour transition: what the switch must not show"
+    page.evaluate(RECORD_SWITCH)
+    page.locator("form[data-md-component=palette] label:visible").first.click()
+    page.wait_for_function("window.__switch.length === 4")
+    seen = page.evaluate("window.__switch")
+    assert seen[0] == [True, "0s"], f"transitions run while the palette switches: {seen}"
+    assert seen[-1] == [False, usual], f"transitions stay off after the switch: {seen}"
+    browser.assert_clean()
+
+
 # Every change of the body's palette attributes from the start of the page, the theme's own ones included.
 RECORD_PALETTE_CHANGES = """
 window.__paletteChanges = [];

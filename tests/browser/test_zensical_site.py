@@ -1,12 +1,14 @@
 """The site as Zensical builds it (`make build ENGINE=zensical`) works in Chromium: every sandbox on every page goes
-live on the offline Pyodide, the static figures load, and pages with something live hold the theme's search worker
-(build_scripts/browser/search.js). (The rest of the browser suite runs on the MkDocs build.)"""
+live on the offline Pyodide, the static figures load, pages with something live hold the theme's search worker
+(build_scripts/browser/search.js), and the pages link the lean palette stylesheet (build_scripts/pipeline/
+theme_palette.py). (The rest of the browser suite runs on the MkDocs build.)"""
 
 import os
 
 import pytest
 
-from support import StaticSiteServer, build_in_process, copy_project_site_sources
+from support import (StaticSiteServer, assert_pages_link_the_lean_palette, build_in_process,
+                     copy_project_site_sources)
 from test_sandboxes_live import pages_with_sandboxes, wait_live
 from test_theme_search import LIVE_PAGE, STARTED_TIMEOUT_MS, check_search_workers
 
@@ -44,6 +46,11 @@ def test_every_sandbox_of_the_zensical_build_goes_live(browser, zensical_site):
         for figure_id in ids:
             wait_live(page, figure_id)
     browser.assert_clean()
+
+
+def test_pages_of_the_zensical_build_link_the_lean_palette(zensical_site):
+    """The pipeline's theme_palette step finds Zensical's palette stylesheet too (in a folder of its variant)."""
+    assert_pages_link_the_lean_palette(zensical_site[0])
 
 
 def test_a_static_figure_of_the_zensical_build_loads(browser, zensical_site):
