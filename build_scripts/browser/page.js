@@ -149,10 +149,10 @@
     });
   }
 
-  // The theme's palette toggle (light, dark, automatic). The build takes the theme's own rule that stops transitions
-  // while the palette switches out of its stylesheet, because the theme also applies it as every page loads, which
-  // cost a restyle of the whole page (build_scripts/pipeline/theme_palette.py). site.css has the same rule under
-  // SWITCHING, set here only when the reader switches: for the frame the new colours are drawn in, and the next.
+  // The theme's palette toggle (light, dark, automatic). The theme stops transitions while its palette switches with
+  // a rule the build takes out of its stylesheet: it applies the palette on every load too, and that rule then cost a
+  // restyle of the whole page (build_scripts/pipeline/theme_palette.py). site.css has the rule again under SWITCHING,
+  // set here only when the reader switches: for the frame the new colours are drawn in, and the next.
   const SWITCHING = "data-explainer-switching";
   document.addEventListener("change", (event) => {
     const input = event.composedPath()[0];

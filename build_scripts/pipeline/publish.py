@@ -21,9 +21,9 @@ from build_scripts.figures.theme import PT
 from build_scripts.markdown._blocks import FIGURE_DIR
 from build_scripts.pipeline import csp, offline
 from build_scripts.pipeline.katex_fonts import preload_katex_fonts
-from build_scripts.pipeline.theme_palette import lean_palette
 from build_scripts.pipeline.config import Site
 from build_scripts.pipeline.pages import PageError, insert_head_tags, read_page, site_pages
+from build_scripts.pipeline.theme_palette import lean_palette
 from build_scripts.progress import Progress
 
 # A static figure's <img>: its file under assets/figures/ and the rest of the tag (see size_figure_images).
