@@ -29,8 +29,9 @@ from build_scripts.pipeline.pages import PageError, site_pages
 # Zensical's assets/stylesheets/<variant>/palette.<hash>.min.css.
 RE_PALETTE_LINK = re.compile(r'(?P<before><link [^>]*href=")(?P<prefix>[^"]*?)'
                              r'(?P<path>assets/stylesheets/(?:[\w-]+/)?palette\.[0-9a-f]+\.min\.css)"')
-# A rule (outside or inside an at-rule's block) whose selector names the theme's switching attribute.
-RE_SWITCHING_RULE = re.compile(r"[^{}]*\[data-md-color-switching\][^{}]*\{[^{}]*\}")
+# A rule (outside or inside an at-rule's block) whose selector names the theme's switching attribute; what comes before
+# the selector (a brace, or a statement such as @charset ending in ";") stays.
+RE_SWITCHING_RULE = re.compile(r"[^{};]*\[data-md-color-switching\][^{};]*\{[^{}]*\}")
 LEAN_NAME = "palette-lean.{digest}.min.css"
 
 

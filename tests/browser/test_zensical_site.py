@@ -1,7 +1,7 @@
 """The site as Zensical builds it (`make build ENGINE=zensical`) works in Chromium: every sandbox on every page goes
 live on the offline Pyodide, the static figures load, pages with something live hold the theme's search worker
-(build_scripts/browser/search.js), and the pages link the lean palette stylesheet (build_scripts/pipeline/
-theme_palette.py). (The rest of the browser suite runs on the MkDocs build.)"""
+(build_scripts/browser/search.js), and the pages link the lean palette stylesheet
+(build_scripts/pipeline/theme_palette.py). (The rest of the browser suite runs on the MkDocs build.)"""
 
 import os
 

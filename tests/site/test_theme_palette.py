@@ -13,7 +13,7 @@ from support import assert_pages_link_the_lean_palette
 
 SWITCHING = ("[data-md-color-switching] *,[data-md-color-switching] :after,[data-md-color-switching] :before"
              "{transition-duration:0s!important}")
-PALETTE = ("[data-md-color-scheme=slate]{--md-hue:232}" + SWITCHING
+PALETTE = ('@charset "UTF-8";' + SWITCHING + "[data-md-color-scheme=slate]{--md-hue:232}"
            + "@media screen{[data-md-color-switching] .md-header{transition:none}.md-header{color:red}}"
            + "/*# sourceMappingURL=palette.0123abcd.min.css.map*/")
 PAGE = '<!doctype html><html><head><link rel="stylesheet" href="{prefix}{path}"></head><body></body></html>'
@@ -48,7 +48,7 @@ def test_every_page_links_one_lean_copy_that_keeps_all_but_the_switching_rules_a
     assert linked(pages["404.html"]) == "/" + lean_path
     lean = (tmp_path / lean_path).read_text()
     assert "data-md-color-switching" not in lean
-    assert lean == ("[data-md-color-scheme=slate]{--md-hue:232}@media screen{.md-header{color:red}}"
+    assert lean == ('@charset "UTF-8";[data-md-color-scheme=slate]{--md-hue:232}@media screen{.md-header{color:red}}'
                     "/*# sourceMappingURL=palette.0123abcd.min.css.map*/")
     assert (tmp_path / THEME_PATH).read_text() == PALETTE, "the theme's own file stays as it was"
 
