@@ -313,12 +313,13 @@ def visit(page, site_url: str, path: str) -> None:
         page.wait_for_load_state("load")
 
 
-def search_finds(page, query: str, lesson: str, timeout_ms: int = 30_000) -> None:
+def search_finds(page, query: str, lesson: str, timeout_ms: int = 30_000,
+                 results_selector: str = ".md-search-result__item a") -> None:
     """Open the search as a reader does, type `query` and check that a result links to `lesson` within
-    `timeout_ms`."""
-    page.keyboard.press("/")  # Material's shortcut focuses the search box
+    `timeout_ms`. `results_selector` finds the theme's result links (Material's by default)."""
+    page.keyboard.press("/")  # the theme's shortcut: Material focuses its search box, Zensical opens its dialog
     page.keyboard.type(query)
-    results = page.locator(".md-search-result__item a")
+    results = page.locator(results_selector)
     results.first.wait_for(timeout=timeout_ms)
     hrefs = [results.nth(i).get_attribute("href") for i in range(results.count())]
     assert any(lesson in href for href in hrefs), hrefs
