@@ -55,7 +55,7 @@
       this.root = root;
       this.config = config;
       this.runtime = runtime;
-      this.page = page;  // shared by the sandboxes of one page: {firstLiveDrawn}
+      this.page = page;  // shared by the sandboxes of one page: {firstLiveDrawn, firstComputed}
       this.controls = new Map((config.controls || []).map((control) => [control.name, control]));
       this.figureBox = root.querySelector(".sandbox__figure");
       this.staticView = root.querySelector(".sandbox__static");
@@ -70,6 +70,9 @@
       this.renders = 0;
       this.readoutsHtml = null;  // the readouts' HTML last drawn live
       this.shownParams = JSON.stringify(config.params);  // the values the figure on show was drawn for
+      // The build's view of the starting values (explainer.sandbox's, as the worker sends it): drawn live as soon as
+      // the runtime is up, instead of after the worker's first render (README.md, "The first live figure").
+      this.startView = config.start && config.start.figure ? config.start : null;
       this.unmounted = false;
       this.listeners = new AbortController();
       this.observer = null;
@@ -253,25 +256,36 @@
       this.pump();
     }
 
-    /** Send the pending render unless one is already in flight: a dragged slider never queues stale work. */
+    /** Send the pending render unless one is already in flight: a dragged slider never queues stale work. The
+     * first one, at the starting values, first draws the build's view of them; the worker's reply then only
+     * confirms it (and has made the sandbox ready for the reader's first change). */
     pump() {
       if (this.unmounted || !this.pending || this.inFlight !== null || this.runtime.state !== "ready") return;
       const {inputTime} = this.pending;
       this.pending = null;
       const params = this.currentParams();
+      const key = JSON.stringify(params);
+      const fromBuild = !this.hasLive && this.startView !== null && key === this.shownParams;
+      if (fromBuild) this.draw(this.startView, null, key, "build");
       const {id, reply} = this.runtime.call(Protocol.OPS.RENDER, {sandbox: this.config.sandbox, params});
       this.inFlight = id;
-      reply.then((message) => this.received(id, message, inputTime, JSON.stringify(params)), () => {
+      reply.then((message) => this.received(id, message, inputTime, key, fromBuild), () => {
         if (this.inFlight === id) this.inFlight = null;
       });
     }
 
-    received(id, message, inputTime, params) {
+    received(id, message, inputTime, params, fromBuild) {
       if (this.inFlight !== id || this.unmounted) return;
       this.inFlight = null;
       this.pump();  // the newest values go to the worker before this reply is drawn
-      if (message.ok) this.draw(message.value, inputTime, params);
-      else if (message.error.kind !== "cancelled") this.showError(message.error, params !== this.shownParams);
+      const onShow = fromBuild && params === this.shownParams;  // the build's view of these values is on show
+      if (message.ok) {
+        if (onShow) this.computedInBrowser();  // the worker has these values too: no need to redraw
+        else this.draw(message.value, inputTime, params);
+      } else if (message.error.kind !== "cancelled") {
+        if (onShow) this.showStatic();  // values the browser cannot draw: the static figure, not a live one, stays
+        this.showError(message.error, params !== this.shownParams);
+      }
     }
 
     currentParams() {
@@ -298,8 +312,9 @@
 
     // ---- drawing -------------------------------------------------------------------------------------------------
 
-    /** Draw a render's view: explainer.sandbox's {figure, label, readouts_html}, the words made in Python once. */
-    draw({figure, label, readouts_html: readoutsHtml}, inputTime, params) {
+    /** Draw a render's view: explainer.sandbox's {figure, label, readouts_html}, the words made in Python once;
+     * `computed` says where (data-computed): "build" for the build's view of the starting values, else "browser". */
+    draw({figure, label, readouts_html: readoutsHtml}, inputTime, params, computed = "browser") {
       this.shownParams = params;
       const svg = Render.renderFigure(figure, {height: this.config.height, label});
       this.liveView.replaceChildren(svg);
@@ -322,9 +337,30 @@
         this.page.firstLiveDrawn = true;
         performance.mark("explainer:first-live");
       }
+      if (computed === "browser") this.computedInBrowser();
+      else this.root.dataset.computed = computed;
       if (inputTime !== null) {
         performance.measure(`explainer:update:${this.root.id}`, {start: inputTime, end: performance.now()});
       }
+    }
+
+    /** The figure on show is the worker's (drawn from its reply, or the build's view of the same values, confirmed). */
+    computedInBrowser() {
+      this.root.dataset.computed = "browser";
+      if (!this.page.firstComputed) {
+        this.page.firstComputed = true;
+        performance.mark("explainer:first-computed");
+      }
+    }
+
+    /** Back to the static figure: the build's view was drawn for values the worker then failed to draw. */
+    showStatic() {
+      this.hasLive = false;
+      delete this.root.dataset.computed;
+      this.liveView.hidden = true;
+      this.liveView.replaceChildren();
+      this.staticView.hidden = false;
+      this.readoutsHtml = null;
     }
 
     /** A render that failed: the error inline and, when the figure on show was drawn for other values, marked stale. */
@@ -370,6 +406,6 @@
 
   // ---- pages: mount on load and on every instant navigation ------------------------------------------------------
 
-  // The sandboxes mounted in one pass share {firstLiveDrawn}.
+  // The sandboxes mounted in one pass share {firstLiveDrawn, firstComputed}.
   Page.mountViews("figure.sandbox[data-sandbox]", "sandbox", (root, page) => SandboxView.create(root, runtime, page));
 })();

@@ -181,8 +181,11 @@ def _config_json(placement: Placement) -> str:
         "height": placement.height,
         "params": placement.values,
         "controls": [p.to_json() for p in sandbox.params],
+        # The view the worker would send for the starting values: sandbox.js draws it live as soon as the runtime is
+        # up, while the worker computes the same view (browser README, "The first live figure").
+        "start": placement.view(),
     }
-    return json.dumps(config, ensure_ascii=False, separators=(",", ":"))
+    return json.dumps(config, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
 def sandbox_html(placement: Placement, element_id: str) -> str:

@@ -280,8 +280,12 @@ def point_x(page, selector: str = FIRST) -> float:
 
 
 def go_live(page, url: str, selector: str = FIRST) -> None:
+    """Open the page and wait until its sandbox is live and the worker has answered for the starting values (they are
+    drawn from the build's view first), so that no render of the starting values is in flight any more."""
     page.goto(url)
     wait_state(page, selector, "live")
+    page.wait_for_function("s => document.querySelector(s).dataset.computed === 'browser'", arg=selector,
+                           timeout=TIMEOUT)
 
 
 # ---- lazy start ----------------------------------------------------------------------------------------------------
@@ -403,6 +407,29 @@ def test_each_control_updates_its_output_and_sends_its_value_with_the_right_type
     assert last == {"u_angle": 54, "scale": 0.95, "layers": 24, "positional": False, "f": "cos", "seed": 7,
                     "mode": "demo"}, "fixed and hidden parameters keep their configured values"
     assert isinstance(last["layers"], int) and isinstance(last["positional"], bool)
+    browser.assert_clean()
+
+
+def test_the_starting_values_go_live_from_the_builds_view_while_the_worker_renders_them(browser, site):
+    page = browser.page
+    site.fake(hold_renders=True)  # the worker's render of the starting values stays in flight until the gate opens
+    page.goto(site.page("one.html", container_html()))
+    wait_state(page, FIRST, "live")
+    figure = page.locator(FIRST)
+    assert figure.get_attribute("data-computed") == "build" and figure.get_attribute("data-renders") == "1"
+    assert point_x(page) == 53 and figure.locator(".sandbox__readout dd").inner_text() == "53°"
+    assert page.evaluate("performance.getEntriesByName('explainer:first-live').length") == 1
+    assert page.evaluate("performance.getEntriesByName('explainer:first-computed').length") == 0
+    page.wait_for_function("() => window.fakeLog.some((e) => e.op === 'render')", timeout=TIMEOUT)
+    assert [entry["args"]["params"]["u_angle"] for entry in fake_log(page, "render")] == [53]
+
+    site.fake()  # the worker answers for the same values: confirmed, not drawn again
+    page.wait_for_function(f"() => document.querySelector('{FIRST}').dataset.computed === 'browser'", timeout=TIMEOUT)
+    assert figure.get_attribute("data-renders") == "1" and figure.get_attribute("data-state") == "live"
+    assert page.evaluate("performance.getEntriesByName('explainer:first-computed').length") == 1
+    set_slider(page, f"{FIRST}-u_angle", 30)
+    wait_renders(page, FIRST, 2)
+    assert point_x(page) == 30 and figure.get_attribute("data-computed") == "browser"
     browser.assert_clean()
 
 

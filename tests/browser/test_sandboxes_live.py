@@ -90,6 +90,29 @@ def test_every_sandbox_on_every_page_goes_live_and_answers_every_control(browser
     browser.assert_clean()
 
 
+def test_the_builds_view_drawn_first_is_what_pyodide_computes_for_the_starting_values(browser, site_url, built_site):
+    # Each sandbox goes live with the view the build computed in CPython (its config's `start`); Pyodide, asked for
+    # the same values, must send the same figure, label and readouts, or the first live figure would be another's.
+    page = browser.page
+    for path, ids in pages_with_sandboxes(built_site).items():
+        visit(page, site_url, path)
+        for figure_id in ids:
+            wait_live(page, figure_id)
+            page.wait_for_function("id => document.getElementById(id).dataset.computed === 'browser'",
+                                   arg=figure_id, timeout=UPDATE_TIMEOUT_MS)
+            differences = page.evaluate("""async (id) => {
+                const root = document.getElementById(id);
+                const config = JSON.parse(root.dataset.config);
+                const {reply} = window.ExplainerRuntime.call("render", {sandbox: config.sandbox, params: config.params});
+                const message = await reply;
+                if (!message.ok) return [`the worker failed: ${message.error.message}`];
+                return ["figure", "label", "readouts_html"].filter(
+                    (key) => JSON.stringify(message.value[key]) !== JSON.stringify(config.start[key]));
+            }""", figure_id)
+            assert differences == [], f"{path} #{figure_id}: the build's view and Pyodide's differ in {differences}"
+    browser.assert_clean()
+
+
 def test_instant_navigation_between_lessons_boots_pyodide_once(browser, site_url, built_site):
     page = browser.page
     requests = record_requests(page)

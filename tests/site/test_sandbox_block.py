@@ -123,6 +123,26 @@ def test_the_static_view_says_in_words_what_the_worker_says_for_the_same_values(
     assert controls["h_angle"]["format"] == {"decimals": 1, "suffix": "°"}
 
 
+def test_the_config_carries_the_view_the_worker_renders_for_the_starting_values():
+    # sandbox.js draws it live as soon as the runtime is up; the worker's reply for the same values is what it replaces.
+    from explainer.sandbox import render_json
+
+    html = convert(
+        """
+        /// sandbox | ablation_lab
+        depth: 5
+        residual: false
+        fixed: depth
+        hidden: [causal_mask]
+        ///
+        """
+    )
+    config = config_of(html)
+    reply = json.loads(render_json("ablation_lab", json.dumps(config["params"])))
+    assert reply["ok"] and config["start"] == reply["value"]
+    assert config["start"]["figure"]["marks"], "a whole figure, not a placeholder"
+
+
 def test_two_blocks_on_a_page_get_distinct_ids():
     html = convert("/// sandbox | projection_shadow\n///\n\n/// sandbox | projection_shadow\n///\n")
     ids = [a["id"] for a in Elements(html).find("figure")]
