@@ -76,7 +76,8 @@
   const waiting = [];  // callbacks of whenLive, until the page is live
   let live = !BOOTS_HERE;
 
-  /** Call `callback` once the page is live: at once on a page without boot.js; else at the page's first live figure,
+  /** Call `callback` once the page is live: at once on a page without boot.js; else when the worker has computed the
+   * page's first figure (which comes after the first live figure, the build's view of the starting values),
    * when its runtime fails, LIVE_AFTER_BOOT_MS after a boot ended, at `load` if nothing is booting then, or at the
    * latest LIVE_AT_LATEST_MS after this script ran, whichever is first. Each callback runs in a task of its own. */
   function whenLive(callback) {
@@ -92,7 +93,7 @@
 
   if (BOOTS_HERE) {
     new PerformanceObserver((list, observer) => {
-      if (list.getEntriesByName("explainer:first-live").length) {  // sandbox.js marks its first live figure
+      if (list.getEntriesByName("explainer:first-computed").length) {  // sandbox.js: the worker's first figure
         observer.disconnect();
         becomeLive();
       } else if (list.getEntriesByName("explainer:early-boot-end").length) {  // boot.js, when no view took its worker

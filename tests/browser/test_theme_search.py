@@ -57,10 +57,10 @@ def test_the_service_worker_keeps_search_js_and_the_theme_worker_it_names(built_
     assert [path for path in shell if THEME_WORKER.search("/" + path)], shell
 
 
-def test_the_theme_worker_starts_by_itself_once_the_first_figure_is_live(browser, site_url):
+def test_the_theme_worker_starts_by_itself_once_the_worker_has_computed_the_first_figure(browser, site_url):
     page = browser.page
     page.goto(site_url + LIVE_PAGE, wait_until="commit")
-    page.wait_for_function('() => performance.getEntriesByName("explainer:first-live").length > 0',
+    page.wait_for_function('() => performance.getEntriesByName("explainer:first-computed").length > 0',
                            timeout=BOOT_TIMEOUT_MS)
     page.wait_for_function(SEARCH_READY, timeout=STARTED_TIMEOUT_MS)  # nobody has touched the search
     search_finds(page, "residual", LIVE_PAGE)
