@@ -319,10 +319,17 @@ def search_finds(page, query: str, lesson: str, timeout_ms: int = 30_000,
     `timeout_ms`. `results_selector` finds the theme's result links (Material's by default)."""
     page.keyboard.press("/")  # the theme's shortcut: Material focuses its search box, Zensical opens its dialog
     page.keyboard.type(query)
+    # The theme answers each keystroke and replaces its list as answers arrive: the links are read in one go, in the
+    # page, until one of them is the lesson (read one by one, they can meet a list that shrank meanwhile).
     results = page.locator(results_selector)
-    results.first.wait_for(timeout=timeout_ms)
-    hrefs = [results.nth(i).get_attribute("href") for i in range(results.count())]
-    assert any(lesson in href for href in hrefs), hrefs
+
+    def shown() -> list[str]:
+        return results.evaluate_all("links => links.map(link => link.getAttribute('href') || '')")
+
+    try:
+        wait_until(lambda: any(lesson in href for href in shown()), page, timeout_ms=timeout_ms)
+    except AssertionError:
+        raise AssertionError(f"no result for {query!r} links to {lesson} within {timeout_ms} ms: {shown()}") from None
 
 
 def settle_each_sandbox(page, settled: str, timeout_ms: int) -> int:
