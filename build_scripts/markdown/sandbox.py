@@ -104,7 +104,9 @@ class Placement:
 def _view(sandbox: Sandbox, values: tuple) -> dict:
     # The build checks each placement (build_scripts.pipeline) before the page is converted: both need the view,
     # which is drawn once.
-    return sandbox.view(dict(values))
+    view = sandbox.view(dict(values))
+    json.dumps(view, allow_nan=False)  # the page reads it as JSON, as it reads the worker's (render_json): no NaN
+    return view
 
 
 def read_placement(block: Block, sandboxes: dict[str, Sandbox]) -> Placement:

@@ -143,6 +143,29 @@ def test_the_config_carries_the_view_the_worker_renders_for_the_starting_values(
     assert config["start"]["figure"]["marks"], "a whole figure, not a placeholder"
 
 
+def test_a_starting_view_that_is_not_json_is_an_error_naming_the_block():
+    # A value the figure's builders did not make finite would fail the worker's reply (render_json) and the page's
+    # JSON both: the build names the block instead.
+    from build_scripts.figures.jobs import FigureError
+    from explainer import figure as fig
+    from explainer import sandbox as module
+
+    @module.sandbox(module.FloatParam("x", "x", 0, 1, step=0.5, default=0), title="Not a number")
+    def not_a_number_for_test(x):
+        """A point with no x."""
+        figure = fig.figure(axes=fig.axes(xlim=(0, 1), ylim=(0, 1)), marks=[fig.point(0.5, 0.5)])
+        figure["marks"][0]["x"] = float("nan")
+        return figure
+
+    try:
+        with on_page(PageContext("docs/page.md")), pytest.raises(FigureError) as caught:
+            convert("text\n\n/// sandbox | not_a_number_for_test\n///\n")
+        assert str(caught.value) == ("figure 'not_a_number_for_test' (sandbox) failed: ValueError: Out of range float "
+                                     "values are not JSON compliant: nan (used at docs/page.md:3)")
+    finally:
+        module._REGISTRY.pop("not_a_number_for_test")
+
+
 def test_two_blocks_on_a_page_get_distinct_ids():
     html = convert("/// sandbox | projection_shadow\n///\n\n/// sandbox | projection_shadow\n///\n")
     ids = [a["id"] for a in Elements(html).find("figure")]
