@@ -1,5 +1,5 @@
 /* Offline reading, the page's side: registers the site's service worker (sw.js, written by the build when mkdocs.yml's
- * explainer plugin has `offline: true`) once the page is live, and shows the footer's "available offline" note once
+ * explainer plugin has `offline: true`) a few seconds after the page is live, and shows the footer's "available offline" note once
  * the worker holds everything a second visit needs.
  *
  * The build marks every page of such a site with <meta name="explainer-offline" content="<address of sw.js>">. Without
@@ -36,19 +36,27 @@
 
   let offline = false;  // the worker holds the shell and the runtime
   const sent = new Set();  // addresses already handed to the worker to keep
-  // Registered once the page is live (page.js): its install fetches and checks the whole shell, which on a page that
-  // boots Python would take CPU from that boot (README.md, "Once the page is live").
+  // Registered once the page is live (page.js) and has stayed open SETTLE_MS longer. The worker's install fetches and
+  // checks the whole shell, and it then keeps the runtime (20 MB read, checked and written): on a page that boots
+  // Python that work would take CPU from the boot, and right after it, from the next page's boot when the reader
+  // reloads or opens another page at once (README.md, "Once the page is live"). The moment of the registration is
+  // marked: performance.mark("explainer:offline-register").
+  const SETTLE_MS = 5000;
   const whenLive = window.ExplainerPage ? window.ExplainerPage.whenLive : (callback) => callback();
-  const registered = new Promise((resolve) => whenLive(resolve))
-    .then(() => container.register(new URL(marker.content, document.baseURI).href))
+  const registered = new Promise((resolve) => whenLive(() => setTimeout(resolve, SETTLE_MS)))
+    .then(() => {
+      performance.mark("explainer:offline-register");
+      return container.register(new URL(marker.content, document.baseURI).href);
+    })
     .catch((error) => {
       console.warn("offline reading is not available:", error.message);
       return null;
     });
 
-  /** Ask the active service worker something; resolves with its answer (null when there is no worker). */
+  /** Ask the active service worker something; resolves with its answer (null when there is no worker). A page the
+   * worker already controls asks at once; any other waits for the registration. */
   async function ask(message) {
-    if (!(await registered)) return null;
+    if (!container.controller && !(await registered)) return null;
     const {active} = await container.ready;
     return new Promise((resolve) => {
       const channel = new MessageChannel();

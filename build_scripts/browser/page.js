@@ -75,11 +75,13 @@
   const LIVE_AT_LATEST_MS = 20000;  // whatever happens (a boot that hangs until its own timeout, say)
   const waiting = [];  // callbacks of whenLive, until the page is live
   let live = !BOOTS_HERE;
+  if (live) performance.mark("explainer:page-live");
 
   /** Call `callback` once the page is live: at once on a page without boot.js; else when the worker has computed the
    * page's first figure (which comes after the first live figure, the build's view of the starting values),
    * when its runtime fails, LIVE_AFTER_BOOT_MS after a boot ended, at `load` if nothing is booting then, or at the
-   * latest LIVE_AT_LATEST_MS after this script ran, whichever is first. Each callback runs in a task of its own. */
+   * latest LIVE_AT_LATEST_MS after this script ran, whichever is first. Each callback runs in a task of its own. The
+   * moment is marked: performance.mark("explainer:page-live"). */
   function whenLive(callback) {
     if (live) setTimeout(callback);
     else waiting.push(callback);
@@ -88,6 +90,7 @@
   function becomeLive() {
     if (live) return;
     live = true;
+    performance.mark("explainer:page-live");
     for (const callback of waiting.splice(0)) setTimeout(callback);
   }
 
