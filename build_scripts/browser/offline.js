@@ -1,6 +1,6 @@
 /* Offline reading, the page's side: registers the site's service worker (sw.js, written by the build when mkdocs.yml's
- * explainer plugin has `offline: true`) a few seconds after the page is live, and shows the footer's "available offline" note once
- * the worker holds everything a second visit needs.
+ * explainer plugin has `offline: true`) a few seconds after the page is live, and shows the footer's "available
+ * offline" note once the worker holds everything a second visit needs.
  *
  * The build marks every page of such a site with <meta name="explainer-offline" content="<address of sw.js>">. Without
  * it (offline reading turned off, or `serve`), a service worker an earlier build left at this address is
