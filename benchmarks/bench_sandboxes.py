@@ -274,6 +274,10 @@ def _wait_offline(browser: FreshBrowser) -> None:
                            f"{OFFLINE_TIMEOUT_MS} ms (mkdocs.yml must keep `offline: true`)") from error
 
 
+# Each fresh browser's visits to its page, in order (see item 1).
+VISITS = {"ours": ("ours", "ours repeat", "ours offline"), "bare": ("bare", "bare repeat")}
+
+
 def _measure_first_live(playwright, executable, site_url, origin) -> dict[str, list[float]]:
     """Samples in ms: "ours" and "bare" in fresh profiles; "ours repeat" and "bare repeat", the same page loaded again
     right after in the same browser (its HTTP cache and compiled code warm); "ours offline", loaded a third time once
@@ -284,7 +288,7 @@ def _measure_first_live(playwright, executable, site_url, origin) -> dict[str, l
         order = ("ours", "bare") if sample % 2 == 0 else ("bare", "ours")  # ABBA: drift hits both alike
         for which in order:
             with FreshBrowser(playwright, executable, origin) as browser:
-                for visit in (which, f"{which} repeat") + ((f"{which} offline",) if which == "ours" else ()):
+                for visit in VISITS[which]:
                     if which == "bare":
                         samples[visit].append(_bare_boot_ms(browser, site_url))
                         continue

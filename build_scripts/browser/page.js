@@ -74,8 +74,8 @@
   const LIVE_AFTER_BOOT_MS = 1000;
   const LIVE_AT_LATEST_MS = 20000;  // whatever happens (a boot that hangs until its own timeout, say)
   const waiting = [];  // callbacks of whenLive, until the page is live
-  let live = !BOOTS_HERE;
-  if (live) performance.mark("explainer:page-live");
+  let live = false;
+  if (!BOOTS_HERE) becomeLive();  // a page without boot.js is live at once
 
   /** Call `callback` once the page is live: at once on a page without boot.js; else when the worker has computed the
    * page's first figure (which comes after the first live figure, the build's view of the starting values),
