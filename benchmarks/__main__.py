@@ -21,14 +21,15 @@ def main(names: list[str]) -> None:
     for name in names or available:
         rows.extend(importlib.import_module(f"benchmarks.bench_{name}").run())
 
-    header = f"{'benchmark':<44} {'ours':>10} {'baseline':>10} {'ratio':>7} {'target':>8}  verdict  baseline is"
+    width = max([44, *(len(row.name) for row in rows)])  # a long name widens the column, never shifts its row
+    header = f"{'benchmark':<{width}} {'ours':>10} {'baseline':>10} {'ratio':>7} {'target':>8}  verdict  baseline is"
     print(header)
     print("-" * len(header))
     for row in rows:
         verdict = {True: "met", False: "MISSED", None: "(info)"}[row.met]
         target = "—" if row.target is None else f"≤ {row.target:.2f}"
         print(
-            f"{row.name:<44} {row.shown(row.ours)} {row.shown(row.baseline)} {row.ratio:>7.2f} "
+            f"{row.name:<{width}} {row.shown(row.ours)} {row.shown(row.baseline)} {row.ratio:>7.2f} "
             f"{target:>8}  {verdict:<7}  {row.baseline_name}"
         )
 
