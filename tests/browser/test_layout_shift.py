@@ -17,9 +17,11 @@ display formula that grows with its font pushes the paragraphs under it down). A
 page used was preloaded: the page did what it can. Any other shift, at any time, counts.
 """
 
+import shutil
+
 import pytest
 
-from support import BOOT_TIMEOUT_MS, settle_each_sandbox
+from support import BOOT_TIMEOUT_MS, CHROMIUM_FLAGS, settle_each_sandbox
 
 pytestmark = pytest.mark.browser
 
@@ -175,3 +177,41 @@ def test_only_a_formula_resized_in_the_same_frame_explains_text_below_it():
     assert not _font_explains(shift, [{"at": 950.0, "top": 480.0}])  # it grew in an earlier frame
     assert not _font_explains(shift, [])
     assert _font_explains({**shift, "inMath": [True, True]}, [])
+
+
+# What the page measures of each sidebar with its content overflowing and not: the width its content is laid out in.
+SIDEBAR_WIDTHS = """() => [...document.querySelectorAll(".md-sidebar__scrollwrap")]
+  .filter((wrap) => wrap.getClientRects().length)
+  .map((wrap) => {
+    const inner = wrap.querySelector(".md-sidebar__inner");
+    const fits = inner.getBoundingClientRect().width;
+    wrap.style.height = "40px";  // far less than its content: it must scroll now
+    const overflows = wrap.scrollHeight > wrap.clientHeight;
+    const scrolling = inner.getBoundingClientRect().width;
+    wrap.style.height = "";
+    return {name: wrap.closest(".md-sidebar").className, fits, scrolling, overflows};
+  })"""
+
+
+def test_a_sidebar_lays_out_its_links_at_one_width_whether_it_scrolls_or_not(playwright_instance, site_url, tmp_path):
+    """Before the theme's script sizes the sidebars, their content can overflow them for a moment. Had the scrollbar
+    taken its width from the links then, a two-line entry of the table of contents would fit on one line once the
+    script ran, and every entry below it would move up (Lighthouse saw 0.0005 on rmsnorm-geometry): the sidebars keep
+    the scrollbar's gutter (docs/stylesheets/site.css). Playwright hides scrollbars by default, so this browser shows
+    them, as a reader's does."""
+    context = playwright_instance.chromium.launch_persistent_context(
+        str(tmp_path / "profile"), executable_path=shutil.which("chromium"), headless=True, args=CHROMIUM_FLAGS,
+        ignore_default_args=["--hide-scrollbars"], viewport={"width": 1350, "height": 940})  # both sidebars shown
+    try:
+        page = context.pages[0] if context.pages else context.new_page()
+        page.goto(site_url + "lessons/rmsnorm-geometry/")
+        page.wait_for_load_state("load")
+        sidebars = page.evaluate(SIDEBAR_WIDTHS)
+    finally:
+        context.close()
+    assert len(sidebars) == 2, sidebars
+    for sidebar in sidebars:
+        assert sidebar["overflows"], sidebar
+        assert sidebar["scrolling"] == sidebar["fits"], (
+            f"{sidebar['name']}: its links are laid out {sidebar['fits']} px wide, but {sidebar['scrolling']} px when "
+            "it scrolls: a scrollbar appearing or going moves them")
