@@ -30,6 +30,17 @@ CHROMIUM_FLAGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
+DESKTOP_VIEWPORT = {"width": 1280, "height": 900}
+
+
+def launch_chromium(playwright, profile, **options):
+    """A persistent Chromium context in the folder `profile`, on Debian's chromium (never a downloaded one), at
+    DESKTOP_VIEWPORT unless `options` (launch_persistent_context's keywords) give another."""
+    executable = shutil.which("chromium")
+    assert executable, "Debian chromium is not installed: run `make test`, which installs it"
+    return playwright.chromium.launch_persistent_context(
+        str(profile), executable_path=executable, headless=True, args=CHROMIUM_FLAGS,
+        **{"viewport": DESKTOP_VIEWPORT, **options})
 
 
 def build_in_process(engine: str, config_file: Path) -> Path:

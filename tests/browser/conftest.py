@@ -11,15 +11,13 @@ evaluations (tests/browser/test_offline.py, test_security.py, test_addresses.py)
 """
 
 import contextlib
-import shutil
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 import pytest
 from playwright.sync_api import sync_playwright
 
-from support import CHROMIUM_FLAGS
-
+from support import launch_chromium
 
 
 @pytest.fixture(scope="session")
@@ -47,15 +45,6 @@ class BrowserSession:
         assert not self.off_origin_requests, f"requests to other origins: {self.off_origin_requests}"
 
 
-def launch(playwright, profile, **options):
-    """A persistent Chromium context (Debian's chromium, never a downloaded one)."""
-    executable = shutil.which("chromium")
-    assert executable, "Debian chromium is not installed: run `make test`, which installs it"
-    return playwright.chromium.launch_persistent_context(
-        str(profile), executable_path=executable, headless=True, args=CHROMIUM_FLAGS,
-        viewport={"width": 1280, "height": 900}, **options)
-
-
 @pytest.fixture
 def browser(playwright_instance, site_url, tmp_path):
     """A fresh Chromium profile with one open page, guarded against network access outside the site."""
@@ -74,7 +63,7 @@ def module_browser(playwright_instance, site_url, tmp_path_factory):
 def guarded_session(playwright_instance, site_url, profile):
     """A BrowserSession on a fresh profile in `profile`: service workers blocked, the policy bypassed, requests to
     other origins aborted and recorded, console errors collected; closed on exit."""
-    context = launch(playwright_instance, profile, service_workers="block", bypass_csp=True)
+    context = launch_chromium(playwright_instance, profile, service_workers="block", bypass_csp=True)
     page = context.pages[0] if context.pages else context.new_page()
     session = BrowserSession(page)
     site_origin = urlsplit(site_url).netloc
@@ -139,7 +128,7 @@ class Reader:
 @pytest.fixture
 def reader(playwright_instance, tmp_path):
     """A fresh Chromium profile as a reader's: service workers allowed, the pages' policy enforced, nothing routed."""
-    context = launch(playwright_instance, tmp_path / "reader-profile", service_workers="allow")
+    context = launch_chromium(playwright_instance, tmp_path / "reader-profile", service_workers="allow")
     context.add_init_script(CSP_LISTENER)
     page = context.pages[0] if context.pages else context.new_page()
     session = Reader(context, page)

@@ -17,11 +17,9 @@ display formula that grows with its font pushes the paragraphs under it down). A
 page used was preloaded: the page did what it can. Any other shift, at any time, counts.
 """
 
-import shutil
-
 import pytest
 
-from support import BOOT_TIMEOUT_MS, CHROMIUM_FLAGS, settle_each_sandbox
+from support import BOOT_TIMEOUT_MS, launch_chromium, settle_each_sandbox
 
 pytestmark = pytest.mark.browser
 
@@ -199,9 +197,8 @@ def test_a_sidebar_lays_out_its_links_at_one_width_whether_it_scrolls_or_not(pla
     script ran, and every entry below it would move up (Lighthouse saw 0.0005 on rmsnorm-geometry): the sidebars keep
     the scrollbar's gutter (docs/stylesheets/site.css). Playwright hides scrollbars by default, so this browser shows
     them, as a reader's does."""
-    context = playwright_instance.chromium.launch_persistent_context(
-        str(tmp_path / "profile"), executable_path=shutil.which("chromium"), headless=True, args=CHROMIUM_FLAGS,
-        ignore_default_args=["--hide-scrollbars"], viewport={"width": 1350, "height": 940})  # both sidebars shown
+    context = launch_chromium(playwright_instance, tmp_path / "profile", ignore_default_args=["--hide-scrollbars"],
+                              viewport={"width": 1350, "height": 940})  # both sidebars shown
     try:
         page = context.pages[0] if context.pages else context.new_page()
         page.goto(site_url + "lessons/rmsnorm-geometry/")

@@ -7,13 +7,12 @@ TeX, with the options of the old docs/javascripts/math.js), and compares the two
 """
 
 import io
-import shutil
 
 import numpy as np
 import pytest
 from PIL import Image
 
-from support import CHROMIUM_FLAGS, PROJECT_ROOT
+from support import PROJECT_ROOT, launch_chromium
 
 pytestmark = pytest.mark.browser
 
@@ -102,11 +101,10 @@ def test_no_page_loads_a_katex_script(browser, site_url, built_site):
     browser.assert_clean()
 
 
-def test_formulas_are_typeset_with_javascript_off(playwright_instance, site_url):
-    chromium = playwright_instance.chromium.launch(executable_path=shutil.which("chromium"), headless=True,
-                                                  args=CHROMIUM_FLAGS)
+def test_formulas_are_typeset_with_javascript_off(playwright_instance, site_url, tmp_path):
+    chromium = launch_chromium(playwright_instance, tmp_path / "profile", java_script_enabled=False)
     try:
-        page = chromium.new_context(java_script_enabled=False).new_page()
+        page = chromium.pages[0] if chromium.pages else chromium.new_page()
         page.goto(site_url + MATH_PAGE)
         formulas = page.locator(".arithmatex")
         assert formulas.count() > 100

@@ -9,7 +9,6 @@ MARGINS), so a drift between the two renderers fails a test.
 import io
 import json
 import re
-import shutil
 
 import pytest
 
