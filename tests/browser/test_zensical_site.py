@@ -1,7 +1,8 @@
 """The site as Zensical builds it (`make build ENGINE=zensical`) works in Chromium: every sandbox on every page goes
 live on the offline Pyodide, the static figures load, pages with something live hold the theme's search worker
 (build_scripts/browser/search.js), and the pages link the lean palette stylesheet
-(build_scripts/pipeline/theme_palette.py). (The rest of the browser suite runs on the MkDocs build.)"""
+(build_scripts/pipeline/theme_palette.py); a lesson goes live without moving. (The rest of the browser suite runs on
+the MkDocs build.)"""
 
 import os
 
@@ -9,6 +10,7 @@ import pytest
 
 from support import (StaticSiteServer, assert_pages_link_the_lean_palette, build_in_process,
                      copy_project_site_sources, search_finds)
+from test_layout_shift import LESSON, layout_shift, read_every_sandbox
 from test_sandboxes_live import pages_with_sandboxes, wait_live
 from test_theme_search import LIVE_PAGE, STARTED_TIMEOUT_MS, check_search_workers
 
@@ -45,6 +47,19 @@ def test_every_sandbox_of_the_zensical_build_goes_live(browser, zensical_site):
         page.goto(url + path)
         for figure_id in ids:
             wait_live(page, figure_id)
+    browser.assert_clean()
+
+
+def test_a_lesson_of_the_zensical_build_goes_live_without_moving(browser, zensical_site):
+    """The header holds Zensical's own search partial, whose box its script draws (overrides/partials/search.html):
+    Material's form in its place showed unstyled once the script ran, the header grew from 48 to 108 px and the page
+    moved down (a shift of 0.043 on every page)."""
+    page = browser.page
+    count = read_every_sandbox(page, zensical_site[1] + LESSON, "f.dataset.state === 'live'")
+    assert count >= 3
+    total, detail = layout_shift(page)
+    assert total == 0, f"layout shift {total:.5f} on the Zensical build of {LESSON}: {detail}"
+    assert page.locator("header .md-search__button").is_visible()
     browser.assert_clean()
 
 
