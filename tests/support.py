@@ -35,12 +35,13 @@ DESKTOP_VIEWPORT = {"width": 1280, "height": 900}
 
 def launch_chromium(playwright, profile, **options):
     """A persistent Chromium context in the folder `profile`, on Debian's chromium (never a downloaded one), at
-    DESKTOP_VIEWPORT unless `options` (launch_persistent_context's keywords) give another."""
+    DESKTOP_VIEWPORT unless `options` (launch_persistent_context's keywords) give another. It shows scrollbars, which
+    Playwright hides by default: pages are laid out as in a reader's browser (a scrollbar takes 15 px there)."""
     executable = shutil.which("chromium")
     assert executable, "Debian chromium is not installed: run `make test`, which installs it"
     return playwright.chromium.launch_persistent_context(
         str(profile), executable_path=executable, headless=True, args=CHROMIUM_FLAGS,
-        **{"viewport": DESKTOP_VIEWPORT, **options})
+        **{"viewport": DESKTOP_VIEWPORT, "ignore_default_args": ["--hide-scrollbars"], **options})
 
 
 def build_in_process(engine: str, config_file: Path) -> Path:

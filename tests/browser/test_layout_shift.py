@@ -56,7 +56,7 @@ const watched = new WeakSet();
 })();
 const describe = (node) => !node ? "?" : node.id ? `#${node.id}`
   : node.nodeType === Node.TEXT_NODE ? `#text "${node.textContent.trim().slice(0, 30)}" in ${describe(node.parentElement)}`
-  : `${node.nodeName.toLowerCase()}${node.className ? "." + String(node.className).split(" ")[0] : ""}`;
+  : `${node.nodeName.toLowerCase()}${node.getAttribute?.("class") ? "." + node.getAttribute("class").split(" ")[0] : ""}`;
 new PerformanceObserver(list => {
   for (const entry of list.getEntries()) {
     window.__layoutShifts.push({
@@ -196,8 +196,8 @@ def test_a_sidebar_lays_out_its_links_at_one_width_whether_it_scrolls_or_not(pla
     taken its width from the links then, a two-line entry of the table of contents would fit on one line once the
     script ran, and every entry below it would move up (Lighthouse saw 0.0005 on rmsnorm-geometry): the sidebars keep
     the scrollbar's gutter (docs/stylesheets/site.css). Playwright hides scrollbars by default, so this browser shows
-    them, as a reader's does."""
-    context = launch_chromium(playwright_instance, tmp_path / "profile", ignore_default_args=["--hide-scrollbars"],
+    them (support.launch_chromium), as a reader's does."""
+    context = launch_chromium(playwright_instance, tmp_path / "profile",
                               viewport={"width": 1350, "height": 940})  # both sidebars shown
     try:
         page = context.pages[0] if context.pages else context.new_page()
