@@ -91,18 +91,23 @@ def describe(where: str, violation: dict) -> str:
     return f"  {where}: {violation['id']} ({violation['impact']}): {violation['help']}\n{nodes}"
 
 
-def test_axe_finds_no_violation_on_any_page_in_light_or_dark(browser, site_url, built_site):
-    page = browser.page
-    pages = site_pages(built_site)
-    assert len(pages) >= 4, pages
+def violations_as_readers_see_them(page, site_url: str, paths: list[str]) -> list[str]:
+    """axe's violations on each page, opened as readers use it, in the light palette and the dark, one line each."""
     failures = []
-    for path in pages:
+    for path in paths:
         page.emulate_media(color_scheme="light")
         open_as_readers_see_it(page, site_url, path)
         for dark in (False, True):
             set_palette(page, dark)
             where = f"/{path} ({'dark' if dark else 'light'})"
             failures += [describe(where, violation) for violation in audit(page)]
+    return failures
+
+
+def test_axe_finds_no_violation_on_any_page_in_light_or_dark(browser, site_url, built_site):
+    pages = site_pages(built_site)
+    assert len(pages) >= 4, pages
+    failures = violations_as_readers_see_them(browser.page, site_url, pages)
     assert not failures, "axe: violations of WCAG 2.1 AA (or of a dialog's name):\n" + "\n".join(failures)
     browser.assert_clean()
 

@@ -1,7 +1,8 @@
 """The site as Zensical builds it (`make build ENGINE=zensical`) works in Chromium: every sandbox on every page goes
 live on the offline Pyodide, the static figures load, pages with something live hold the theme's search worker
 (build_scripts/browser/search.js), and the pages link the lean palette stylesheet
-(build_scripts/pipeline/theme_palette.py); a lesson goes live without moving. (The rest of the browser suite runs on
+(build_scripts/pipeline/theme_palette.py); a lesson goes live without moving, and axe finds nothing on it or on the
+home page. (The rest of the browser suite runs on
 the MkDocs build.)"""
 
 import os
@@ -10,6 +11,7 @@ import pytest
 
 from support import (StaticSiteServer, assert_pages_link_the_lean_palette, build_in_process,
                      copy_project_site_sources, search_finds)
+from test_accessibility import violations_as_readers_see_them
 from test_layout_shift import LESSON, layout_shift, read_every_sandbox
 from test_sandboxes_live import pages_with_sandboxes, wait_live
 from test_theme_search import LIVE_PAGE, STARTED_TIMEOUT_MS, check_search_workers
@@ -60,6 +62,15 @@ def test_a_lesson_of_the_zensical_build_goes_live_without_moving(browser, zensic
     total, detail = layout_shift(page)
     assert total == 0, f"layout shift {total:.5f} on the Zensical build of {LESSON}: {detail}"
     assert page.locator("header .md-search__button").is_visible()
+    browser.assert_clean()
+
+
+def test_axe_finds_no_violation_on_the_zensical_build_in_light_or_dark(browser, zensical_site):
+    """Zensical's theme differs from Material's in places (its search box, the current page in the navigation drawn
+    in the accent colour): the home page and a lesson as readers use them, audited as tests/browser/
+    test_accessibility.py audits every page of the MkDocs build."""
+    failures = violations_as_readers_see_them(browser.page, zensical_site[1], ["", LESSON])
+    assert not failures, "axe, on the Zensical build:\n" + "\n".join(failures)
     browser.assert_clean()
 
 
