@@ -13,14 +13,19 @@ in the page and KaTeX in the browser (katex.min.js + auto-render + the small scr
 theme overrides. (Quiz answers are Markdown rendered by our quiz block, which now typesets its math at build time in
 both variants; the prose, where nearly all the math is, differs.) Both are built and measured in the same run.
 
+ZENSICAL is a third variant, the same sources as ours built by Zensical (`make build ENGINE=zensical`, Material's
+successor), audited in the same rounds; its rows are information, since the site is MkDocs' build (the day it moves,
+they are the ones to hold to the targets).
+
 Rows (benchmarks/__main__ prints every value as "ms"; the unit of rows that are not times is in their name):
 - points below 100, per page: the four scores' shortfalls added up, so the target is 0;
 - the longest main-thread task during the load (Lighthouse's long-tasks audit), per page: ≤ 50 ms;
 - total blocking time, per page, against the baseline's on the same page (information);
 - the home page's total transfer (kB), against the baseline's: ≤ 1.05 (pages without sandboxes must not get heavier);
-- Pyodide bytes fetched by each page with nothing live (no sandbox, training lab or code cell): 0.
-A table of every figure (scores, TBT, layout shift, longest task, transfer) for both variants is printed first.
-Runtime: 2 builds and 2 × 7 Lighthouse runs of 15 to 60 s each: 4 to 15 minutes on 2 cores.
+- Pyodide bytes fetched by each page with nothing live (no sandbox, training lab or code cell): 0;
+- Zensical's build, per page: its points below 100 and its longest task (information).
+A table of every figure (scores, TBT, layout shift, longest task, transfer) for every variant is printed first.
+Runtime: 3 builds and 3 × 7 Lighthouse runs of 15 to 60 s each: 6 to 20 minutes on 2 cores.
 """
 
 import json
@@ -30,6 +35,7 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from unittest import mock
 
 import support
 from benchmarks import Ratio
@@ -168,42 +174,58 @@ class Site:
         return _audit(report, page in self.live_pages), report
 
 
-def _build(root: Path, browser_math: bool) -> Site:
+# The variants, in the table's order: ours first (the site as it is built), then what it is compared with.
+OURS, BROWSER_MATH_VARIANT, ZENSICAL = "build math", "browser math", "zensical"
+
+
+def _build(root: Path, variant: str) -> Site:
     root.mkdir()
     config = support.copy_project_site_sources(root)
-    if browser_math:
+    if variant == BROWSER_MATH_VARIANT:
         _browser_math_variant(config)
     server = support.StaticSiteServer(root / "site")  # first: the build needs its address (canonical URLs, navigation)
-    build = support.run_mkdocs_build(config, root / "site", site_url=server.url)
-    if build.returncode:
-        server.close()
-        raise RuntimeError(f"bench_lighthouse: `mkdocs build --strict` failed:\n{build.stderr[-3000:]}")
+    if variant == ZENSICAL:
+        try:
+            with mock.patch.dict(os.environ, {"SITE_URL": server.url}):
+                support.build_in_process("zensical", config)
+        except Exception:
+            server.close()
+            raise
+    else:
+        build = support.run_mkdocs_build(config, root / "site", site_url=server.url)
+        if build.returncode:
+            server.close()
+            raise RuntimeError(f"bench_lighthouse: `mkdocs build --strict` failed:\n{build.stderr[-3000:]}")
     live_pages = {page.lstrip("/") for tag, css_class in LIVE_ELEMENTS
                   for page in support.elements_by_page(root / "site", tag, css_class, "id")}
     return Site(root, server, live_pages)
 
 
-def _audit_both(ours: Site, baseline: Site, chromium: str) -> tuple[dict[str, Audit], dict[str, Audit]]:
-    """Every page of both variants, page by page and in alternating order, so both share the machine's moods."""
-    audits = ({}, {})
-    for index, page in enumerate(_site_pages(ours.root / "site")):
-        for variant in ((0, 1) if index % 2 == 0 else (1, 0)):
-            audit, report = (ours, baseline)[variant].audit(page, chromium)
-            audits[variant][page] = audit
-            if variant == 0:
+def _audit_all(sites: dict[str, Site], chromium: str) -> dict[str, dict[str, Audit]]:
+    """Every page of every variant (by name), page by page, the variants' order turned by one from a page to the
+    next, so all share the machine's moods."""
+    audits = {name: {} for name in sites}
+    names = list(sites)
+    for index, page in enumerate(_site_pages(sites[OURS].root / "site")):
+        shift = index % len(names)
+        for name in names[shift:] + names[:shift]:
+            audit, report = sites[name].audit(page, chromium)
+            audits[name][page] = audit
+            if name != BROWSER_MATH_VARIANT:
                 for problem in _failed_audits(report):
-                    print(f"bench_lighthouse: /{page}: {problem}")
+                    print(f"bench_lighthouse: /{page} ({name}): {problem}")
     return audits
 
 
 # ---- the report -----------------------------------------------------------------------------------------------------
 
 
-def _print_table(ours: dict[str, Audit], baseline: dict[str, Audit]) -> None:
+def _print_table(audits: dict[str, dict[str, Audit]]) -> None:
     print(f"{'page':<32} {'variant':<13} {'perf':>4} {'a11y':>4} {'b.p.':>4} {'seo':>4} {'TBT ms':>7} {'CLS':>6} "
           f"{'longest ms':>10} {'transfer kB':>11} {'pyodide kB':>10}")
-    for page in ours:
-        for variant, audit in (("build math", ours[page]), ("browser math", baseline.get(page))):
+    for page in audits[OURS]:
+        for variant, by_page in audits.items():
+            audit = by_page.get(page)
             if audit is None:
                 continue
             scores = " ".join(f"{audit.scores[name]:>4}" for name in CATEGORIES)
@@ -221,14 +243,16 @@ def run() -> list[Ratio]:
     if not LIGHTHOUSE.is_file():
         raise RuntimeError(f"bench_lighthouse: {LIGHTHOUSE.relative_to(PROJECT_ROOT)} is missing: run `make setup`")
     with tempfile.TemporaryDirectory(prefix="bench-lighthouse-") as temp:
-        sites = [_build(Path(temp) / "ours", browser_math=False)]
+        sites = {}
         try:
-            sites.append(_build(Path(temp) / "baseline", browser_math=True))
-            ours, baseline = _audit_both(*sites, chromium)
+            for index, variant in enumerate((OURS, BROWSER_MATH_VARIANT, ZENSICAL)):
+                sites[variant] = _build(Path(temp) / f"variant-{index}", variant)
+            audits = _audit_all(sites, chromium)
         finally:
-            for site in sites:
+            for site in sites.values():
                 site.server.close()
-    _print_table(ours, baseline)
+    _print_table(audits)
+    ours, baseline = audits[OURS], audits[BROWSER_MATH_VARIANT]
 
     rows = []
     for page, audit in ours.items():
@@ -243,6 +267,12 @@ def run() -> list[Ratio]:
         if not audit.is_live:
             rows.append(Ratio(f"Pyodide bytes · /{page} (nothing live)", audit.pyodide_bytes / 1e6, 1e-6,
                               "1 byte (ours: bytes of Pyodide fetched)", 0.0))
+    for page, audit in audits[ZENSICAL].items():
+        scores = ", ".join(f"{name} {score}" for name, score in audit.scores.items())
+        rows.append(Ratio(f"zensical build: points below 100 · /{page} ({scores})", audit.points_below_100 / 1e3,
+                          1e-3, "1 point (Zensical's build: points short of 100)", None))
+        rows.append(Ratio(f"zensical build: longest main-thread task · /{page}", audit.longest_task_ms / 1e3,
+                          LONG_TASK_BUDGET_SECONDS, "50 ms budget (a constant)", None))
     home_ours, home_baseline = ours[""].transfer_bytes, baseline[""].transfer_bytes
     rows.append(Ratio(f"home page transfer, kB ({home_ours / 1e3:.1f} vs {home_baseline / 1e3:.1f})", home_ours / 1e6,
                       home_baseline / 1e6, "the same page, KaTeX in the browser", TRANSFER_TARGET))
