@@ -184,18 +184,17 @@ def _build(root: Path, variant: str) -> Site:
     if variant == BROWSER_MATH_VARIANT:
         _browser_math_variant(config)
     server = support.StaticSiteServer(root / "site")  # first: the build needs its address (canonical URLs, navigation)
-    if variant == ZENSICAL:
-        try:
+    try:
+        if variant == ZENSICAL:
             with mock.patch.dict(os.environ, {"SITE_URL": server.url}):
                 support.build_in_process("zensical", config)
-        except Exception:
-            server.close()
-            raise
-    else:
-        build = support.run_mkdocs_build(config, root / "site", site_url=server.url)
-        if build.returncode:
-            server.close()
-            raise RuntimeError(f"bench_lighthouse: `mkdocs build --strict` failed:\n{build.stderr[-3000:]}")
+        else:
+            build = support.run_mkdocs_build(config, root / "site", site_url=server.url)
+            if build.returncode:
+                raise RuntimeError(f"bench_lighthouse: `mkdocs build --strict` failed:\n{build.stderr[-3000:]}")
+    except Exception:
+        server.close()
+        raise
     live_pages = {page.lstrip("/") for tag, css_class in LIVE_ELEMENTS
                   for page in support.elements_by_page(root / "site", tag, css_class, "id")}
     return Site(root, server, live_pages)
