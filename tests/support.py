@@ -260,13 +260,19 @@ def page_path(page: str) -> str:
     return "" if stem == "index" else stem.removesuffix("/index") + "/"
 
 
-def assert_pages_link_the_lean_palette(site: Path) -> None:
-    """The built pages link one palette stylesheet, the pipeline's lean copy (theme_palette), which has no rule for the
-    theme's switching attribute."""
-    links = {link for page in site.rglob("*.html")
-             for link in re.findall(r'href="[^"]*?(assets/stylesheets/[^"]*palette[^"]*\.css)"', page.read_text())}
-    assert len(links) == 1 and "/palette-lean." in next(iter(links)), f"the pages link {sorted(links)}"
-    assert "data-md-color-switching" not in (site / next(iter(links))).read_text()
+# Per theme stylesheet the pipeline rewrites (build_scripts/pipeline/theme_stylesheets.py), what its lean copy lacks.
+CUT_FROM_THEME = {"palette": r"data-md-color-switching", "main": r"t[dh]\s*>\s*:(?:first|last)-child"}
+
+
+def assert_pages_link_the_lean_theme_stylesheets(site: Path) -> None:
+    """The built pages link one palette and one main stylesheet of the theme, each the pipeline's lean copy, which has
+    none of the rules the pipeline takes out."""
+    pages = [page.read_text() for page in site.rglob("*.html")]
+    for sheet, cut in CUT_FROM_THEME.items():
+        links = {link for html in pages
+                 for link in re.findall(rf'href="[^"]*?(assets/stylesheets/(?:[\w-]+/)?{sheet}[-.][^"]*\.css)"', html)}
+        assert len(links) == 1 and f"/{sheet}-lean." in next(iter(links)), f"the pages link {sorted(links)}"
+        assert not re.search(cut, (site / next(iter(links))).read_text()), f"{next(iter(links))} has /{cut}/"
 
 
 def nav_pages(config_file: Path = PROJECT_ROOT / "mkdocs.yml") -> list[str]:

@@ -82,7 +82,7 @@ THEME_SWITCHING_RULES = """() => [...document.styleSheets].flatMap((sheet) => [.
 def test_switching_the_palette_stops_transitions_without_the_themes_rule_that_restyled_every_load(
         browser, site_url):
     """The build takes the theme's rule out of its palette stylesheet (it made every load restyle the whole page:
-    build_scripts/pipeline/theme_palette.py); page.js and site.css stop the transitions when the reader switches."""
+    build_scripts/pipeline/theme_stylesheets.py); page.js and site.css stop the transitions when the reader switches."""
     page = browser.page
     page.goto(site_url + "lessons/rmsnorm-geometry/")
     page.wait_for_function("document.body.hasAttribute('data-md-color-media')")  # the theme's script ran
@@ -125,6 +125,93 @@ def test_the_page_is_first_drawn_in_the_palettes_colours(browser, site_url, pref
                if name != "data-md-color-switching"}
     expected_scheme = {"light": {}, "dark": {"data-md-color-scheme": ("default", "slate")}}[preference]
     assert changed == {"data-md-color-media": (None, "(prefers-color-scheme)"), **expected_scheme}
+    browser.assert_clean()
+
+
+MATH_LESSON = "lessons/rmsnorm-calculus/"  # the most elements of any page (its formulas' KaTeX)
+
+
+def restyles(page, action) -> list[int]:
+    """How many elements Chromium restyled in each style recalculation while `action()` ran, from a trace of it."""
+    cdp = page.context.new_cdp_session(page)
+    events, complete = [], []
+    cdp.on("Tracing.dataCollected", lambda message: events.extend(message["value"]))
+    cdp.on("Tracing.tracingComplete", lambda message: complete.append(True))
+    cdp.send("Tracing.start", {"traceConfig": {"includedCategories": ["devtools.timeline"]},
+                               "transferMode": "ReportEvents"})
+    action()
+    cdp.send("Tracing.end")
+    for _ in range(200):
+        if complete:
+            break
+        page.wait_for_timeout(50)
+    assert complete, "Chromium did not finish the trace in 10 s"
+    cdp.detach()
+    return [event["args"]["elementCount"] for event in events
+            if event["name"] == "UpdateLayoutTree" and "elementCount" in event.get("args", {})]
+
+
+def elements(page) -> int:
+    return page.evaluate("document.getElementsByTagName('*').length")
+
+
+# A load of the math lesson restyles its elements about three times over: once to style them, then twice more
+# because the theme's script adds a color-scheme <meta> and then sets it (Chromium restyles every element for
+# either). Before, the theme's switch of <html>'s class from `no-js` to `js` restyled every element once more.
+LOAD_RESTYLES = 3.5
+
+
+def test_loading_a_lesson_restyles_the_page_no_more_often_than_the_theme_must(browser, site_url):
+    """overrides/main.html styles the page for JavaScript from the start, so that the theme's class change on <html>
+    restyles a few elements, not the page (with the build's lean main stylesheet: theme_stylesheets.py)."""
+    page = browser.page
+
+    def load():
+        page.goto(site_url + MATH_LESSON)
+        page.wait_for_function("document.querySelector('meta[name=color-scheme]')?.content")  # the theme's script ran
+        page.evaluate("document.body.offsetHeight")  # the restyle it left pending happens now
+
+    counts = restyles(page, load)
+    assert set(page.evaluate("document.documentElement.className").split()) == {"js", "js-focus-visible"}
+    assert sum(counts) < LOAD_RESTYLES * elements(page), (
+        f"{sum(counts)} elements restyled in all for a page of {elements(page)}: {counts}")
+    browser.assert_clean()
+
+
+def test_a_class_change_on_the_root_restyles_a_few_elements_not_the_page(browser, site_url):
+    """The theme's script changes <html>'s class as every page loads. Two of the theme's rules (margins in a class-less
+    table's cells, of any element) made that restyle every element of the page; the build takes them out and site.css
+    has them for named blocks (build_scripts/pipeline/theme_stylesheets.py)."""
+    page = browser.page
+    page.goto(site_url + MATH_LESSON)
+    page.wait_for_function("document.documentElement.classList.contains('js-focus-visible')")  # the theme's script ran
+    page.evaluate("document.body.offsetHeight")  # nothing left to restyle before the change
+    restyled = sum(restyles(page, lambda: page.evaluate(
+        "document.documentElement.classList.add('explainer-test'); document.body.offsetHeight")))
+    assert 0 < restyled < elements(page) * 0.05, f"{restyled} of the page's {elements(page)} elements restyled"
+    browser.assert_clean()
+
+
+# Two tables put into a page: a Markdown table (no class) and another, each cell with blocks above and below.
+TABLES = """document.querySelector("article").insertAdjacentHTML("beforeend", `
+  <table id="markdown"><tbody><tr><td><p>first</p><ul><li>last</li></ul></td></tr></tbody></table>
+  <table id="classed" class="explainer-test"><tbody><tr><td><p>first</p><p>last</p></td></tr></tbody></table>`)"""
+MARGINS = """(id) => [...document.querySelectorAll(`#${id} td > *`)].map((block) => {
+  const style = getComputedStyle(block);
+  return [style.marginTop, style.marginBottom];
+})"""
+
+
+def test_a_markdown_tables_cells_have_no_margin_above_their_first_block_or_below_their_last(browser, site_url):
+    """What the theme's two rules did, kept by site.css's: only a Markdown table's cells lose the outer margins."""
+    page = browser.page
+    page.goto(site_url)
+    page.evaluate(TABLES)
+    (first_top, first_bottom), (last_top, last_bottom) = page.evaluate(MARGINS, "markdown")
+    assert (first_top, last_bottom) == ("0px", "0px")
+    assert "0px" not in (first_bottom, last_top), "the margins between the blocks stay"
+    (classed_top, _), (_, classed_bottom) = page.evaluate(MARGINS, "classed")
+    assert "0px" not in (classed_top, classed_bottom), "a table with a class keeps the theme's margins"
     browser.assert_clean()
 
 

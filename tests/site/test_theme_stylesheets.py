@@ -1,0 +1,107 @@
+"""The theme's palette and main stylesheets without the rules that restyled whole pages
+(build_scripts/pipeline/theme_stylesheets.py): each written once under a name of its own, every page pointed at it,
+everything else of the stylesheet kept, a second run a no-op, and the real themes of both engines handled."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from build_scripts.pipeline.pages import PageError
+from build_scripts.pipeline.theme_stylesheets import CUT_RULES, lean_theme_stylesheets, without_cut_rules
+from support import assert_pages_link_the_lean_theme_stylesheets
+
+SWITCHING = ("[data-md-color-switching] *,[data-md-color-switching] :after,[data-md-color-switching] :before"
+             "{transition-duration:0s!important}")
+PALETTE = ('@charset "UTF-8";' + SWITCHING + "[data-md-color-scheme=slate]{--md-hue:232}"
+           + "@media screen{[data-md-color-switching] .md-header{transition:none}.md-header{color:red}}"
+           + "/*# sourceMappingURL=palette.0123abcd.min.css.map*/")
+TABLE_EDGES = (".md-typeset table:not([class]) td>:first-child,.md-typeset table:not([class]) th>:first-child"
+               "{margin-top:0}"
+               ".md-typeset table:not([class]) td>:last-child,.md-typeset table:not([class]) th>:last-child"
+               "{margin-bottom:0}")
+MAIN = (".md-typeset table:not([class]){font-size:.64rem}" + TABLE_EDGES
+        + ".md-typeset table:not([class]) td:not([align]){text-align:left}"
+        + "@media print{" + TABLE_EDGES + ".md-typeset td{color:red}}")
+PAGE = ('<!doctype html><html><head><link rel="stylesheet" href="{prefix}{main}">'
+        '<link rel="stylesheet" href="{prefix}{palette}"></head><body></body></html>')
+THEME = {"main": "assets/stylesheets/main.4567cdef.min.css", "palette": "assets/stylesheets/palette.0123abcd.min.css"}
+
+
+def write_site(root: Path, theme: dict[str, str] = THEME) -> dict[str, Path]:
+    for sheet, path in theme.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text({"main": MAIN, "palette": PALETTE}[sheet])
+    pages = {"index.html": "", "lessons/a/index.html": "../../", "404.html": "/"}
+    written = {}
+    for page, prefix in pages.items():
+        (root / page).parent.mkdir(parents=True, exist_ok=True)
+        (root / page).write_text(PAGE.format(prefix=prefix, **theme))
+        written[page] = root / page
+    return written
+
+
+def linked(page: Path) -> list[str]:
+    return re.findall(r'href="([^"]*)"', page.read_text())
+
+
+def test_every_page_links_one_lean_copy_of_each_that_keeps_all_but_the_cut_rules_and_a_second_run_changes_nothing(
+        tmp_path):
+    pages = write_site(tmp_path)
+    leaner = lean_theme_stylesheets(tmp_path)
+
+    assert leaner.keys() == set(THEME.values())
+    lean_main, lean_palette = leaner[THEME["main"]], leaner[THEME["palette"]]
+    assert re.fullmatch(r"assets/stylesheets/main-lean\.[0-9a-f]{8}\.min\.css", lean_main)
+    assert re.fullmatch(r"assets/stylesheets/palette-lean\.[0-9a-f]{8}\.min\.css", lean_palette)
+    assert linked(pages["index.html"]) == [lean_main, lean_palette]
+    assert linked(pages["lessons/a/index.html"]) == ["../../" + lean_main, "../../" + lean_palette]
+    assert linked(pages["404.html"]) == ["/" + lean_main, "/" + lean_palette]
+    assert (tmp_path / lean_palette).read_text() == (
+        '@charset "UTF-8";[data-md-color-scheme=slate]{--md-hue:232}@media screen{.md-header{color:red}}'
+        "/*# sourceMappingURL=palette.0123abcd.min.css.map*/")
+    assert (tmp_path / lean_main).read_text() == (
+        ".md-typeset table:not([class]){font-size:.64rem}"
+        ".md-typeset table:not([class]) td:not([align]){text-align:left}@media print{.md-typeset td{color:red}}")
+    for sheet, path in THEME.items():
+        assert (tmp_path / path).read_text() == {"main": MAIN, "palette": PALETTE}[sheet], "the theme's file stays"
+
+    before = {path: path.read_bytes() for path in tmp_path.rglob("*") if path.is_file()}
+    assert lean_theme_stylesheets(tmp_path) == {}
+    assert {path: path.read_bytes() for path in tmp_path.rglob("*") if path.is_file()} == before
+
+
+def test_a_theme_without_the_rules_is_left_as_it_is_and_a_missing_stylesheet_is_named(tmp_path):
+    theme = {"main": "assets/stylesheets/modern/main.4567cdef.min.css",
+             "palette": "assets/stylesheets/modern/palette.89ef0123.min.css"}
+    pages = write_site(tmp_path, theme)
+    (tmp_path / theme["palette"]).write_text(".md-header{color:red}")
+    (tmp_path / theme["main"]).write_text(".md-typeset table:not([class]) td{padding:0}")
+    assert lean_theme_stylesheets(tmp_path) == {}
+    assert linked(pages["index.html"]) == [theme["main"], theme["palette"]]
+
+    (tmp_path / theme["palette"]).unlink()
+    with pytest.raises(PageError, match=r"404\.html: links assets/stylesheets/modern/palette\.89ef0123\.min\.css, "
+                                        "which the site does not have"):
+        lean_theme_stylesheets(tmp_path)
+
+
+@pytest.mark.parametrize("theme", ["material", "zensical"])
+@pytest.mark.parametrize(("sheet", "rules"), [("palette", 1), ("main", 2)])
+def test_the_installed_themes_stylesheets_lose_exactly_the_cut_rules(theme, sheet, rules):
+    """What the step relies on in the real themes: each of their palette stylesheets has the switching rule and each
+    main stylesheet the two table rules, and only those go."""
+    package = pytest.importorskip(theme)
+    sheets = sorted(Path(package.__file__).parent.glob(f"templates/assets/stylesheets/**/{sheet}.*.min.css"))
+    assert sheets, f"{theme} ships no {sheet} stylesheet where the step looks for it"
+    for path in sheets:
+        css = path.read_text(encoding="utf-8")
+        lean, removed = without_cut_rules(sheet, css)
+        assert removed == rules, path
+        assert len(css) - len(lean) == sum(len(rule[0]) for rule in CUT_RULES[sheet].finditer(css)) < 250, path
+        cut = {"palette": "data-md-color-switching", "main": "td>:first-child"}[sheet]
+        assert cut in css and cut not in lean, path
+
+
+def test_the_built_site_links_only_the_lean_theme_stylesheets(built_site):
+    assert_pages_link_the_lean_theme_stylesheets(built_site)
