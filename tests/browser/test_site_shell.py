@@ -173,8 +173,8 @@ def test_loading_a_lesson_restyles_the_page_no_more_often_than_the_theme_must(br
 
     counts = restyles(page, load)
     assert set(page.evaluate("document.documentElement.className").split()) == {"js", "js-focus-visible"}
-    assert sum(counts) < LOAD_RESTYLES * elements(page), (
-        f"{sum(counts)} elements restyled in all for a page of {elements(page)}: {counts}")
+    count = elements(page)
+    assert sum(counts) < LOAD_RESTYLES * count, f"{sum(counts)} elements restyled in all for a page of {count}: {counts}"
     browser.assert_clean()
 
 
@@ -188,7 +188,8 @@ def test_a_class_change_on_the_root_restyles_a_few_elements_not_the_page(browser
     page.evaluate("document.body.offsetHeight")  # nothing left to restyle before the change
     restyled = sum(restyles(page, lambda: page.evaluate(
         "document.documentElement.classList.add('explainer-test'); document.body.offsetHeight")))
-    assert 0 < restyled < elements(page) * 0.05, f"{restyled} of the page's {elements(page)} elements restyled"
+    count = elements(page)
+    assert 0 < restyled < count * 0.05, f"{restyled} of the page's {count} elements restyled"
     browser.assert_clean()
 
 
