@@ -296,6 +296,7 @@
       }, {
         onProgress: (progress) => this.showProgress(progress),
         timeoutMs: limit * 1000,
+        fromStart: true,  // the limit is the cell's own running time, not its wait behind a render or a chunk
         onTimeout: (id) => runtime.interrupt(id, `it ran past its time limit of ${seconds(limit)}`),
       });
       let message;

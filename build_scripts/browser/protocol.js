@@ -23,8 +23,9 @@
  *                   {id, ok: true, value}
  *                   {id, ok: false, error: {kind, message, parameter, detail, ...}}
  *
- * Progress payloads: boot {stage, state, fraction}; run {stream: "stdout"|"stderr", text} or {figure}; stream: what
- * the Python stream yields. README.md in this folder is the written contract.
+ * Progress payloads: boot {stage, state, fraction}; run {started: true} first, as the worker begins it (the page
+ * counts a cell's time limit from there; runtime.js keeps it from onProgress), then {stream: "stdout"|"stderr", text}
+ * or {figure}; stream: what the Python stream yields. README.md in this folder is the written contract.
  *
  * Loaded by the page (a classic <script>) and by the worker (importScripts); exposes the global ExplainerProtocol.
  */

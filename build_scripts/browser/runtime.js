@@ -24,7 +24,10 @@
   const OPS = Protocol.OPS;
 
   const DEFAULT_TIMEOUT_MS = Protocol.DEFAULT_TIMEOUT_MS;
-  const INTERRUPT_GRACE_MS = 2000;  // how long an interrupted cell may take to stop before its worker is terminated
+  // How long an interrupted cell may take to stop before its worker is terminated. Python sees the interrupt within
+  // milliseconds unless it is inside one long call into C, or its thread gets no CPU (a loaded machine): generous, so
+  // that a busy machine still keeps the reader's variables.
+  const INTERRUPT_GRACE_MS = 5000;
 
   function firstLine(text, limit = 200) {
     const line = String(text ?? "").split("\n")[0].trim();
@@ -138,6 +141,11 @@
       return this.interruptBuffer !== null;
     }
 
+    /** How long an interrupted cell may take to stop before its worker is terminated, in ms. */
+    get interruptGraceMs() {
+      return INTERRUPT_GRACE_MS;
+    }
+
     async boot() {
       const generation = this.generation;
       this.state = "booting";
@@ -224,8 +232,10 @@
     /**
      * Send one request. `reply` resolves with the final {id, ok, ...} message, or rejects with RuntimeStopped if the
      * worker goes away first. Options: onProgress(payload); timeoutMs (default: the manifest's; 0 for none);
-     * idleTimeoutMs (a limit on the time between two messages, for streams); onTimeout (default: stop the worker,
-     * naming this request the cause).
+     * idleTimeoutMs (a limit on the time between two messages, for streams); fromStart (timeoutMs counts from the
+     * worker's {started} progress, which a run sends as it begins, instead of from now: the time the request waits
+     * behind others is not its own, and each of those has a timer); onTimeout (default: stop the worker, naming this
+     * request the cause).
      */
     call(op, args, options = {}) {
       const id = this.nextId++;
@@ -240,8 +250,12 @@
       const reply = new Promise((resolve, reject) => {
         this.calls.set(id, {resolve, reject, options, timer: null});
       });
-      this.arm(id, options.idleTimeoutMs || (options.timeoutMs ?? this.manifest.timeout_ms));
+      if (!options.fromStart) this.arm(id, this.limitOf(options));
       return reply;
+    }
+
+    limitOf(options) {
+      return options.idleTimeoutMs || (options.timeoutMs ?? this.manifest.timeout_ms);
     }
 
     /** (Re)start a request's timer: past `wait` ms its onTimeout runs, or the worker is stopped for it. */
@@ -265,6 +279,10 @@
       const call = message && this.calls.get(message.id);
       if (!call) return;
       if (Protocol.isProgress(message)) {
+        if (message.progress.started) {
+          if (call.options.fromStart) this.arm(message.id, this.limitOf(call.options));
+          return;
+        }
         if (call.options.idleTimeoutMs) this.arm(message.id, call.options.idleTimeoutMs);
         if (call.options.onProgress) call.options.onProgress(message.progress);
         return;

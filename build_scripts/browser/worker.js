@@ -489,7 +489,7 @@ function render(id, {sandbox, params, channel}) {
 
 function run(id, args) {
   sendInstalled();
-  if (interruptBuffer) interruptBuffer[0] = 0;  // an interrupt meant for an earlier run must not stop this one
+  post(Protocol.progress(id, {started: true}));  // the page counts the cell's time limit from here (README.md)
   outputTarget = id;
   try {
     reply(id, python.runCellJson(JSON.stringify(args || {})));
@@ -503,7 +503,6 @@ function reset(id, {session}) {
 }
 
 function streamStep(id, args) {
-  if (interruptBuffer) interruptBuffer[0] = 0;  // an interrupt meant for a cell that has just ended must not stop this
   if (!streams.has(id)) {  // the first chunk opens the stream
     const opened = JSON.parse(python.openStream(String(args.name), JSON.stringify(args.args || {})));
     if (opened.error) {
@@ -529,6 +528,9 @@ function perform({id, op, args}) {
     post(Protocol.failure(id, {kind: "runtime", message: "the Python runtime is not booted"}));
     return;
   }
+  // An interrupt is written only while a run is under way (after its "started"): one still here was meant for a run
+  // that ended as it was written, and must not stop this request.
+  if (interruptBuffer) interruptBuffer[0] = 0;
   try {
     HANDLERS[op](id, args || {});
   } catch (error) {  // the entry points never raise; this is the runtime itself failing

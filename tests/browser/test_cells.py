@@ -461,7 +461,9 @@ class TestWithCrossOriginIsolation:
         run(page, use)
         generation = page.evaluate("ExplainerRuntime.generation")
         result = run_away(page)
-        assert result["state"] == "stopped" and result["seconds"] < 4, result
+        # Interrupted (not terminated) within the grace the runtime gives Python before it replaces the worker.
+        assert result["state"] == "stopped", result
+        assert result["seconds"] < 2 + page.evaluate("ExplainerRuntime.interruptGraceMs") / 1000, result
         assert result["status"] == ("Stopped: it ran past its time limit of 2 s; Python kept this session's "
                                     "variables.")
         assert result["frames"] > 20, result
