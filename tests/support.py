@@ -260,14 +260,19 @@ def page_path(page: str) -> str:
     return "" if stem == "index" else stem.removesuffix("/index") + "/"
 
 
-# Per theme stylesheet the pipeline rewrites (build_scripts/pipeline/theme_stylesheets.py), what its lean copy lacks.
+# Per theme stylesheet the pipeline rewrites (build_scripts/pipeline/theme_assets.py), what its lean copy lacks.
 CUT_FROM_THEME = {"palette": r"data-md-color-switching", "main": r"t[dh]\s*>\s*:(?:first|last)-child"}
 
 
-def assert_pages_link_the_lean_theme_stylesheets(site: Path) -> None:
+def assert_pages_link_the_lean_theme_assets(site: Path) -> None:
     """The built pages link one palette and one main stylesheet of the theme, each the pipeline's lean copy, which has
-    none of the rules the pipeline takes out."""
+    none of the rules the pipeline takes out, and load one script bundle, the lean copy that takes the page's
+    color-scheme meta."""
     pages = [page.read_text() for page in site.rglob("*.html")]
+    bundles = {link for html in pages
+               for link in re.findall(r'src="[^"]*?(assets/javascripts/bundle[-.][^"]*\.js)"', html)}
+    assert len(bundles) == 1 and "/bundle-lean." in next(iter(bundles)), f"the pages load {sorted(bundles)}"
+    assert """querySelector('meta[name="color-scheme"]')""" in (site / next(iter(bundles))).read_text()
     for sheet, cut in CUT_FROM_THEME.items():
         links = {link for html in pages
                  for link in re.findall(rf'href="[^"]*?(assets/stylesheets/(?:[\w-]+/)?{sheet}[-.][^"]*\.css)"', html)}

@@ -155,7 +155,7 @@
 
   // The theme's palette toggle (light, dark, automatic). The theme stops transitions while its palette switches with
   // a rule the build takes out of its stylesheet: it applies the palette on every load too, and that rule then cost a
-  // restyle of the whole page (build_scripts/pipeline/theme_stylesheets.py). site.css has the rule again under SWITCHING,
+  // restyle of the whole page (build_scripts/pipeline/theme_assets.py). site.css has the rule again under SWITCHING,
   // set here only when the reader switches: for the frame the new colours are drawn in, and the next.
   const SWITCHING = "data-explainer-switching";
   document.addEventListener("change", (event) => {

@@ -23,7 +23,7 @@ from build_scripts.pipeline import csp, offline
 from build_scripts.pipeline.katex_fonts import preload_katex_fonts
 from build_scripts.pipeline.config import Site
 from build_scripts.pipeline.pages import PageError, insert_head_tags, read_page, site_pages
-from build_scripts.pipeline.theme_stylesheets import lean_theme_stylesheets
+from build_scripts.pipeline.theme_assets import lean_theme_assets
 from build_scripts.progress import Progress
 
 # A static figure's <img>: its file under assets/figures/ and the rest of the tag (see size_figure_images).
@@ -147,7 +147,7 @@ def publish(site: Site, figure_files: list[str], site_dir: Path | None = None,
     link_figures(site, figure_files, site_dir)
     size_figure_images(site_dir)
     preload_katex_fonts(site_dir)
-    lean_theme_stylesheets(site_dir)
+    lean_theme_assets(site_dir)
     site_runtime.copy_browser_files(site_dir)
     manifest = None
     if site.options.enabled:

@@ -82,7 +82,7 @@ THEME_SWITCHING_RULES = """() => [...document.styleSheets].flatMap((sheet) => [.
 def test_switching_the_palette_stops_transitions_without_the_themes_rule_that_restyled_every_load(
         browser, site_url):
     """The build takes the theme's rule out of its palette stylesheet (it made every load restyle the whole page:
-    build_scripts/pipeline/theme_stylesheets.py); page.js and site.css stop the transitions when the reader switches."""
+    build_scripts/pipeline/theme_assets.py); page.js and site.css stop the transitions when the reader switches."""
     page = browser.page
     page.goto(site_url + "lessons/rmsnorm-geometry/")
     page.wait_for_function("document.body.hasAttribute('data-md-color-media')")  # the theme's script ran
@@ -95,6 +95,26 @@ def test_switching_the_palette_stops_transitions_without_the_themes_rule_that_re
     seen = page.evaluate("window.__switch")
     assert seen[0] == [True, "0s"], f"transitions run while the palette switches: {seen}"
     assert seen[-1] == [False, usual], f"transitions stay off after the switch: {seen}"
+    browser.assert_clean()
+
+
+COLOR_SCHEME_METAS = "[...document.querySelectorAll('meta[name=color-scheme]')].map((meta) => meta.content)"
+
+
+@pytest.mark.parametrize("preference", ["light", "dark"])
+def test_the_one_color_scheme_meta_follows_the_palette_as_the_reader_switches_it(browser, site_url, preference):
+    """overrides/main.html writes the meta as the header is parsed; the theme's script (the build's lean copy) takes
+    it instead of adding its own, and sets it as the reader switches: automatic, then light, then dark."""
+    page = browser.page
+    page.emulate_media(color_scheme=preference)
+    page.goto(site_url + "lessons/rmsnorm-geometry/")
+    page.wait_for_function("document.body.hasAttribute('data-md-color-media')")  # the theme's script ran
+    assert page.evaluate(COLOR_SCHEME_METAS) == [preference]
+    for media, scheme in [("(prefers-color-scheme: light)", "light"), ("(prefers-color-scheme: dark)", "dark")]:
+        page.locator("form[data-md-component=palette] label:visible").first.click()
+        page.wait_for_function(f"document.body.dataset.mdColorMedia === '{media}' && "
+                               f"document.querySelector('meta[name=color-scheme]').content === '{scheme}'")
+        assert page.evaluate(COLOR_SCHEME_METAS) == [scheme]
     browser.assert_clean()
 
 
@@ -155,20 +175,22 @@ def elements(page) -> int:
     return page.evaluate("document.getElementsByTagName('*').length")
 
 
-# A load of the math lesson restyles its elements about three times over: once to style them, then twice more
-# because the theme's script adds a color-scheme <meta> and then sets it (Chromium restyles every element for
-# either). Before, the theme's switch of <html>'s class from `no-js` to `js` restyled every element once more.
-LOAD_RESTYLES = 3.5
+# A load of the math lesson restyles its elements about twice over: as the parser adds them, then once more. Before,
+# the theme's script restyled every element twice more with the color-scheme <meta> it added and then set (Chromium
+# restyles every element for each change of that meta), and once more with its switch of <html>'s class from `no-js`
+# to `js`.
+LOAD_RESTYLES = 2.5
 
 
 def test_loading_a_lesson_restyles_the_page_no_more_often_than_the_theme_must(browser, site_url):
     """overrides/main.html styles the page for JavaScript from the start, so that the theme's class change on <html>
-    restyles a few elements, not the page (with the build's lean main stylesheet: theme_stylesheets.py)."""
+    restyles a few elements, not the page (with the build's lean main stylesheet), and writes the color-scheme meta
+    before the content is parsed, which the build's lean bundle then leaves alone (theme_assets.py)."""
     page = browser.page
 
     def load():
         page.goto(site_url + MATH_LESSON)
-        page.wait_for_function("document.querySelector('meta[name=color-scheme]')?.content")  # the theme's script ran
+        page.wait_for_function("document.body.hasAttribute('data-md-color-media')")  # the theme's script ran
         page.evaluate("document.body.offsetHeight")  # the restyle it left pending happens now
 
     counts = restyles(page, load)
@@ -181,7 +203,7 @@ def test_loading_a_lesson_restyles_the_page_no_more_often_than_the_theme_must(br
 def test_a_class_change_on_the_root_restyles_a_few_elements_not_the_page(browser, site_url):
     """The theme's script changes <html>'s class as every page loads. Two of the theme's rules (margins in a class-less
     table's cells, of any element) made that restyle every element of the page; the build takes them out and site.css
-    has them for named blocks (build_scripts/pipeline/theme_stylesheets.py)."""
+    has them for named blocks (build_scripts/pipeline/theme_assets.py)."""
     page = browser.page
     page.goto(site_url + MATH_LESSON)
     page.wait_for_function("document.documentElement.classList.contains('js-focus-visible')")  # the theme's script ran

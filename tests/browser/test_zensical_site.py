@@ -1,14 +1,14 @@
 """The site as Zensical builds it (`make build ENGINE=zensical`) works in Chromium: every sandbox on every page goes
 live on the offline Pyodide, the static figures load, pages with something live hold the theme's search worker
 (build_scripts/browser/search.js), and the pages link the lean copies of the theme's palette and main stylesheets
-(build_scripts/pipeline/theme_stylesheets.py); a lesson goes live without moving, and axe finds nothing on any page.
+(build_scripts/pipeline/theme_assets.py); a lesson goes live without moving, and axe finds nothing on any page.
 (The rest of the browser suite runs on the MkDocs build.)"""
 
 import os
 
 import pytest
 
-from support import (StaticSiteServer, assert_pages_link_the_lean_theme_stylesheets, build_in_process,
+from support import (StaticSiteServer, assert_pages_link_the_lean_theme_assets, build_in_process,
                      copy_project_site_sources, search_finds)
 from test_accessibility import site_pages, violations_as_readers_see_them
 from test_layout_shift import LESSON, layout_shift, read_every_sandbox
@@ -75,9 +75,9 @@ def test_axe_finds_no_violation_on_the_zensical_build_in_light_or_dark(browser, 
     browser.assert_clean()
 
 
-def test_pages_of_the_zensical_build_link_the_lean_theme_stylesheets(zensical_site):
-    """The pipeline's theme_stylesheets step finds Zensical's stylesheets too (in a folder of its variant)."""
-    assert_pages_link_the_lean_theme_stylesheets(zensical_site[0])
+def test_pages_of_the_zensical_build_link_the_lean_theme_assets(zensical_site):
+    """The pipeline's theme_assets step finds Zensical's stylesheets (in a folder of its variant) and bundle too."""
+    assert_pages_link_the_lean_theme_assets(zensical_site[0])
 
 
 def test_a_static_figure_of_the_zensical_build_loads(browser, zensical_site):

@@ -1,15 +1,18 @@
-"""The theme's palette and main stylesheets without the rules that restyled whole pages
-(build_scripts/pipeline/theme_stylesheets.py): each written once under a name of its own, every page pointed at it,
-everything else of the stylesheet kept, a second run a no-op, and the real themes of both engines handled."""
+"""The theme's palette and main stylesheets without the rules that restyled whole pages, and its script bundle with its
+color-scheme statements patched (build_scripts/pipeline/theme_assets.py): each written once under a name of its own,
+every page pointed at it, everything else kept, a second run a no-op, and the real themes of both engines handled."""
 
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from build_scripts.pipeline.pages import PageError
-from build_scripts.pipeline.theme_stylesheets import CUT_RULES, lean_theme_stylesheets, without_cut_rules
-from support import CUT_FROM_THEME, assert_pages_link_the_lean_theme_stylesheets
+from build_scripts.pipeline.theme_assets import (CUT_RULES, lean_theme_assets, with_patched_color_scheme,
+                                                 without_cut_rules)
+from support import CUT_FROM_THEME, assert_pages_link_the_lean_theme_assets
 
 SWITCHING = ("[data-md-color-switching] *,[data-md-color-switching] :after,[data-md-color-switching] :before"
              "{transition-duration:0s!important}")
@@ -48,7 +51,7 @@ def linked(page: Path) -> list[str]:
 def test_every_page_links_one_lean_copy_of_each_that_keeps_all_but_the_cut_rules_and_a_second_run_changes_nothing(
         tmp_path):
     pages = write_site(tmp_path)
-    leaner = lean_theme_stylesheets(tmp_path)
+    leaner = lean_theme_assets(tmp_path)
 
     assert leaner.keys() == set(THEME.values())
     lean_main, lean_palette = leaner[THEME["main"]], leaner[THEME["palette"]]
@@ -67,7 +70,7 @@ def test_every_page_links_one_lean_copy_of_each_that_keeps_all_but_the_cut_rules
         assert (tmp_path / path).read_text() == {"main": MAIN, "palette": PALETTE}[sheet], "the theme's file stays"
 
     before = {path: path.read_bytes() for path in tmp_path.rglob("*") if path.is_file()}
-    assert lean_theme_stylesheets(tmp_path) == {}
+    assert lean_theme_assets(tmp_path) == {}
     assert {path: path.read_bytes() for path in tmp_path.rglob("*") if path.is_file()} == before
 
 
@@ -77,13 +80,13 @@ def test_a_theme_without_the_rules_is_left_as_it_is_and_a_missing_stylesheet_is_
     pages = write_site(tmp_path, theme)
     (tmp_path / theme["palette"]).write_text(".md-header{color:red}")
     (tmp_path / theme["main"]).write_text(".md-typeset table:not([class]) td{padding:0}")
-    assert lean_theme_stylesheets(tmp_path) == {}
+    assert lean_theme_assets(tmp_path) == {}
     assert linked(pages["index.html"]) == [theme["main"], theme["palette"]]
 
     (tmp_path / theme["palette"]).unlink()
     with pytest.raises(PageError, match=r"404\.html: links assets/stylesheets/modern/palette\.89ef0123\.min\.css, "
                                         "which the site does not have"):
-        lean_theme_stylesheets(tmp_path)
+        lean_theme_assets(tmp_path)
 
 
 @pytest.mark.parametrize("theme", ["material", "zensical"])
@@ -102,5 +105,64 @@ def test_the_installed_themes_stylesheets_lose_exactly_the_cut_rules(theme, shee
         assert re.search(CUT_FROM_THEME[sheet], css) and not re.search(CUT_FROM_THEME[sheet], lean), path
 
 
-def test_the_built_site_links_only_the_lean_theme_stylesheets(built_site):
-    assert_pages_link_the_lean_theme_stylesheets(built_site)
+def test_the_built_site_links_only_the_lean_theme_assets(built_site):
+    assert_pages_link_the_lean_theme_assets(built_site)
+
+
+# The palette component's statements on the color-scheme meta, as Material's bundle has them (names minified).
+COLOR_SCHEME_STATEMENTS = ('let o=x("meta",{name:"color-scheme"});document.head.appendChild(o);'
+                           'i.pipe(m(()=>{let s=Ce("header"),a=window.getComputedStyle(s);return o.content=a.colorScheme,'
+                           'a.backgroundColor}));')
+BUNDLE = "function li(e){" + COLOR_SCHEME_STATEMENTS + "}\n//# sourceMappingURL=bundle.89abcdef.min.js.map\n"
+BUNDLE_PATH = "assets/javascripts/bundle.89abcdef.min.js"
+
+
+def scripts(page: Path) -> list[str]:
+    return re.findall(r'src="([^"]*)"', page.read_text())
+
+
+def test_the_bundle_takes_the_pages_color_scheme_meta_and_sets_it_only_when_it_differs(tmp_path):
+    (tmp_path / BUNDLE_PATH).parent.mkdir(parents=True)
+    (tmp_path / BUNDLE_PATH).write_text(BUNDLE)
+    pages = {"index.html": "", "lessons/a/index.html": "../../"}
+    for page, prefix in pages.items():
+        (tmp_path / page).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / page).write_text(f'<html><body><script src="{prefix}{BUNDLE_PATH}"></script></body></html>')
+
+    leaner = lean_theme_assets(tmp_path)
+    assert leaner.keys() == {BUNDLE_PATH}
+    lean = leaner[BUNDLE_PATH]
+    assert re.fullmatch(r"assets/javascripts/bundle-lean\.[0-9a-f]{8}\.min\.js", lean)
+    for page, prefix in pages.items():
+        assert scripts(tmp_path / page) == [prefix + lean]
+    assert (tmp_path / lean).read_text() == (
+        """function li(e){let o=document.querySelector('meta[name="color-scheme"]')||"""
+        """document.head.appendChild(x("meta",{name:"color-scheme"}));"""
+        """i.pipe(m(()=>{let s=Ce("header"),a=window.getComputedStyle(s);"""
+        """return o.content!==a.colorScheme&&(o.content=a.colorScheme),a.backgroundColor}));}\n"""
+        "//# sourceMappingURL=bundle.89abcdef.min.js.map\n")
+    assert (tmp_path / BUNDLE_PATH).read_text() == BUNDLE, "the theme's file stays"
+    assert lean_theme_assets(tmp_path) == {}, "a second run finds the lean copy linked, and nothing to change"
+
+    (tmp_path / BUNDLE_PATH).write_text("function li(e){}")  # a bundle without the statements: left as it is
+    (tmp_path / "index.html").write_text(f'<html><body><script src="{BUNDLE_PATH}"></script></body></html>')
+    assert lean_theme_assets(tmp_path) == {}
+    assert scripts(tmp_path / "index.html") == [BUNDLE_PATH]
+
+
+@pytest.mark.parametrize("theme", ["material", "zensical"])
+def test_the_installed_themes_bundle_gets_both_patches_and_still_parses(theme, tmp_path):
+    """What the step relies on in the real themes: one statement of each kind in the bundle, and JavaScript that Node
+    still parses once both are patched."""
+    package = pytest.importorskip(theme)
+    bundles = sorted(Path(package.__file__).parent.glob("templates/assets/javascripts/bundle.*.min.js"))
+    assert len(bundles) == 1, f"{theme} ships {bundles}"
+    js = bundles[0].read_text(encoding="utf-8")
+    patched, count = with_patched_color_scheme(js)
+    assert count == 2, f"{bundles[0]}: {count} of the 2 statements found"
+    assert patched.count("""document.querySelector('meta[name="color-scheme"]')||""") == 1
+    assert not re.search(r"(?<!&&\()\b\w+\.content=\w+\.colorScheme", patched), "an unguarded write is left"
+    node = shutil.which("node")
+    assert node, "Node is installed by `make setup` (npm)"
+    (tmp_path / "bundle.js").write_text(patched, encoding="utf-8")
+    subprocess.run([node, "--check", str(tmp_path / "bundle.js")], check=True, capture_output=True, timeout=60)

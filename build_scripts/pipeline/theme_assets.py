@@ -1,0 +1,122 @@
+"""The theme's stylesheets and script bundle without what made a small change at load restyle the whole page.
+
+Material (and Zensical, which shares its interface) has two such rules, one in each of two stylesheets, and its
+script changes the page's color-scheme meta twice as it starts. All cost the most on rmsnorm-calculus, whose 11.5k
+elements are mostly its formulas' KaTeX.
+
+- **palette.<hash>.min.css**: `[data-md-color-switching] *, … ::before, … ::after {transition-duration: 0s
+  !important}`. The theme suppresses transitions while the light/dark palette switches: its script sets that
+  attribute on <body> whenever it applies the palette, and removes it a frame later. It applies the palette as every
+  page loads too, so every load set and removed the attribute. Because of the rule, each change restyled every element
+  of the page: the load's own first restyle happened inside the theme's script, and one more, of the whole page again,
+  came in a task of its own a frame later (78-117 ms on rmsnorm-calculus).
+  - Measured in December 2026 with Chromium traces of fresh loads of that page, this build against the one before
+    it, interleaved, medians of eight: main-thread time past 50 ms per task 675 ms against 949 ms, longest task
+    378 ms against 535 ms. On rmsnorm-geometry (six loads each) the difference was within the noise: 417 against
+    376 ms.
+  - The transitions are still suppressed when the reader switches the palette: page.js sets
+    `data-explainer-switching` on <body> for two frames when a palette input changes, and site.css has the rule under
+    that name.
+- **main.<hash>.min.css**: `.md-typeset table:not([class]) td > :first-child` (with `th`, and the same for
+  `:last-child`): no top margin on the first block of a Markdown table's cell, no bottom margin on the last. Their
+  subject is any element, under a table that has no class attribute. So whenever any element's class attribute changes,
+  Chromium restyles every element inside it, in case it is such a table. The theme's script changes <html>'s class as
+  every page loads (`no-js` to `js`): that restyled the whole page, 10710 of rmsnorm-calculus' 11466 elements, where 54
+  are restyled without the rules.
+  - site.css has the two rules again with the blocks named (`p`, `ul`, `div`, …). Chromium then restyles only those
+    elements (330 on that page; tests/browser/test_site_shell.py counts them).
+  - With overrides/main.html, which takes `no-js` off <html> before the body is parsed, a load of that page restyles
+    33.1k elements in all, where it restyled 43.4k (under either engine; either change alone saves nothing, since the
+    theme's script also sets the class attribute). Measured in December 2026 on fresh profiles, untraced, the build
+    before both changes interleaved, eight loads each: longest task on rmsnorm-calculus, median 289 ms against 377 ms
+    (total blocking time 264 against 346 ms). On the home page, break-the-model and rmsnorm-geometry the difference
+    was within the noise.
+
+- **bundle.<hash>.min.js**: the palette component appends an empty `<meta name="color-scheme">` to <head> as the
+  script starts, then sets its content from the header's computed `color-scheme`. Chromium restyles every element of
+  the page for each change of such a meta, whatever its value (style change reason `PlatformColorChange`): two
+  restyles of the whole page per load, ~50 ms each on rmsnorm-calculus. The build patches the two statements: the
+  component takes the color-scheme meta the page already has, and sets its content only when it differs.
+  overrides/main.html writes that meta, with the same value the component would compute, as soon as the header is
+  parsed (a restyle of the few elements there are then). Switching the palette still sets it.
+  - Measured in December 2026, rmsnorm-calculus, fresh profiles, untraced, against the same build without the patch,
+    eight loads each, interleaved: 22.3k elements restyled per load instead of 33.1k; longest task median 212 ms
+    against 249 ms, blocking time past 50 ms 162 against 208 ms.
+
+The build writes each stylesheet and the bundle again, under a name of its own beside the theme's
+(`palette-lean.<hash>.min.css`, `main-lean.<hash>.min.css`, `bundle-lean.<hash>.min.js`, so no cache pairs the theme's
+address with other bytes), and points every page at the copy. This is done after either engine built the pages. A
+theme file without anything to change is left as it is.
+"""
+
+import hashlib
+import re
+from pathlib import Path
+
+from build_scripts._files import write_atomic
+from build_scripts.pipeline.pages import PageError, site_pages
+
+# A page's link to one of the theme's stylesheets (Material's assets/stylesheets/<sheet>.<hash>.min.css, or one of
+# Zensical's assets/stylesheets/<variant>/<sheet>.<hash>.min.css) or to its script bundle.
+RE_THEME_LINK = re.compile(
+    r'(?P<before><(?:link [^>]*href|script [^>]*src)=")(?P<prefix>[^"]*?)(?P<path>assets/(?:stylesheets/(?:[\w-]+/)?'
+    r'(?P<sheet>palette|main)\.[0-9a-f]+\.min\.css|javascripts/(?P<bundle>bundle)\.[0-9a-f]+\.min\.js))"')
+# Per stylesheet, the rules taken out (outside or inside an at-rule's block): the palette's rules that select the
+# switching attribute, main's that give a class-less table's cells' first and last element their margins. What comes
+# before a rule's selector (a brace, or a statement such as @charset ending in ";") stays.
+CUT_RULES = {
+    "palette": re.compile(r"[^{};]*\[data-md-color-switching\][^{};]*\{[^{}]*\}"),
+    "main": re.compile(r"[^{};]*table:not\(\[class\]\) t[dh]\s*>\s*:(?:first|last)-child[^{};]*\{[^{}]*\}"),
+}
+# The bundle's two statements on the color-scheme meta (minified: the names differ between Material's and Zensical's
+# bundles), and what each becomes: take the page's meta if it has one; set its content only when it differs.
+BUNDLE_PATCHES = (
+    (re.compile(r'let (\w+)=(\w+)\("meta",\{name:"color-scheme"\}\);document\.head\.appendChild\(\1\);'),
+     r"""let \1=document.querySelector('meta[name="color-scheme"]')||"""
+     r"""document.head.appendChild(\2("meta",{name:"color-scheme"}));"""),
+    (re.compile(r"(\w+)\.content=(\w+)\.colorScheme,"), r"\1.content!==\2.colorScheme&&(\1.content=\2.colorScheme),"),
+)
+LEAN_NAME = "{name}-lean.{digest}.min.{ext}"
+
+
+def without_cut_rules(sheet: str, css: str) -> tuple[str, int]:
+    """The stylesheet (`sheet`: "palette" or "main") without the rules CUT_RULES names for it, and how many there
+    were."""
+    return CUT_RULES[sheet].subn("", css)
+
+
+def with_patched_color_scheme(js: str) -> tuple[str, int]:
+    """The theme's bundle with its color-scheme statements patched (BUNDLE_PATCHES), and how many were."""
+    patched = 0
+    for pattern, replacement in BUNDLE_PATCHES:
+        js, count = pattern.subn(replacement, js)
+        patched += count
+    return js, patched
+
+
+def lean_theme_assets(site_dir: Path) -> dict[str, str]:
+    """Write the lean copy of each theme stylesheet and script bundle the pages link and point the pages at it;
+    returns {the theme's path: the lean copy's}, both relative to the site."""
+    leaner: dict[str, str | None] = {}  # the theme's path → the lean copy's (None: nothing to change)
+    for page in site_pages(site_dir):
+        html = page.read_text(encoding="utf-8")
+        assets = {match["path"]: match["sheet"] or match["bundle"] for match in RE_THEME_LINK.finditer(html)}
+        for path in assets.keys() - leaner.keys():
+            asset = site_dir / path
+            if not asset.is_file():
+                raise PageError(f"{page.relative_to(site_dir).as_posix()}: links {path}, which the site does not have")
+            text = asset.read_text(encoding="utf-8")
+            name = assets[path]
+            text, changed = with_patched_color_scheme(text) if name == "bundle" else without_cut_rules(name, text)
+            if not changed:
+                leaner[path] = None
+                continue
+            lean_name = LEAN_NAME.format(name=name, digest=hashlib.sha256(text.encode()).hexdigest()[:8],
+                                         ext=path.rsplit(".", 1)[1])
+            write_atomic(asset.with_name(lean_name), text)
+            leaner[path] = f"{path.rsplit('/', 1)[0]}/{lean_name}"
+        if any(leaner[path] for path in assets):
+            lean = RE_THEME_LINK.sub(
+                lambda match: f'{match["before"]}{match["prefix"]}{leaner[match["path"]] or match["path"]}"', html)
+            write_atomic(page, lean)
+    return {path: lean for path, lean in leaner.items() if lean}
