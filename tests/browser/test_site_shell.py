@@ -175,17 +175,18 @@ def elements(page) -> int:
     return page.evaluate("document.getElementsByTagName('*').length")
 
 
-# A load of the math lesson restyles its elements about twice over: as the parser adds them, then once more. Before,
-# the theme's script restyled every element twice more with the color-scheme <meta> it added and then set (Chromium
-# restyles every element for each change of that meta), and once more with its switch of <html>'s class from `no-js`
-# to `js`.
-LOAD_RESTYLES = 2.5
+# A load of the math lesson restyles each of its elements about once, as the parser adds them. Before, the theme's
+# script restyled every element once more with its switch of <html>'s class from `no-js` to `js`, twice more with the
+# color-scheme <meta> it added and then set (Chromium restyles every element for each change of that meta), and once
+# more as it made the stylesheets' addresses absolute (each loaded and parsed again): about 4 times over in all.
+LOAD_RESTYLES = 1.5
 
 
 def test_loading_a_lesson_restyles_the_page_no_more_often_than_the_theme_must(browser, site_url):
     """overrides/main.html styles the page for JavaScript from the start, so that the theme's class change on <html>
-    restyles a few elements, not the page (with the build's lean main stylesheet), and writes the color-scheme meta
-    before the content is parsed, which the build's lean bundle then leaves alone (theme_assets.py)."""
+    restyles a few elements, not the page (with the build's lean main stylesheet), makes the stylesheets' addresses
+    absolute before the body is parsed, and writes the color-scheme meta before the content is parsed, which the
+    build's lean bundle then leaves alone (theme_assets.py). Each stylesheet is still fetched once."""
     page = browser.page
 
     def load():
@@ -193,8 +194,13 @@ def test_loading_a_lesson_restyles_the_page_no_more_often_than_the_theme_must(br
         page.wait_for_function("document.body.hasAttribute('data-md-color-media')")  # the theme's script ran
         page.evaluate("document.body.offsetHeight")  # the restyle it left pending happens now
 
+    stylesheets = []
+    page.on("request", lambda request: stylesheets.append(request.url) if request.resource_type == "stylesheet" else None)
     counts = restyles(page, load)
     assert set(page.evaluate("document.documentElement.className").split()) == {"js", "js-focus-visible"}
+    assert sorted(stylesheets) == sorted(set(stylesheets)), "a stylesheet fetched twice"
+    assert page.evaluate("[...document.querySelectorAll('link[rel~=stylesheet]')].every((link) => "
+                         "link.getAttribute('href') === link.href && link.sheet !== null)"), "absolute, and applied"
     count = elements(page)
     assert sum(counts) < LOAD_RESTYLES * count, f"{sum(counts)} elements restyled in all for a page of {count}: {counts}"
     browser.assert_clean()
