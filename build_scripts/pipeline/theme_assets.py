@@ -31,7 +31,6 @@ elements are mostly its formulas' KaTeX.
     before both changes interleaved, eight loads each: longest task on rmsnorm-calculus, median 289 ms against 377 ms
     (total blocking time 264 against 346 ms). On the home page, break-the-model and rmsnorm-geometry the difference
     was within the noise.
-
 - **bundle.<hash>.min.js**: the palette component appends an empty `<meta name="color-scheme">` to <head> as the
   script starts, then sets its content from the header's computed `color-scheme`. Chromium restyles every element of
   the page for each change of such a meta, whatever its value (style change reason `PlatformColorChange`): two
@@ -39,9 +38,11 @@ elements are mostly its formulas' KaTeX.
   component takes the color-scheme meta the page already has, and sets its content only when it differs.
   overrides/main.html writes that meta, with the same value the component would compute, as soon as the header is
   parsed (a restyle of the few elements there are then). Switching the palette still sets it.
-  - Measured in December 2026, rmsnorm-calculus, fresh profiles, untraced, against the same build without the patch,
-    eight loads each, interleaved: 22.3k elements restyled per load instead of 33.1k; longest task median 212 ms
-    against 249 ms, blocking time past 50 ms 162 against 208 ms.
+  - Measured in December 2026, rmsnorm-calculus, fresh profiles, untraced, against the build before the patch and the
+    meta, eight loads each, interleaved: 22.4k elements restyled per load instead of 33.1k; longest task median
+    207.5 ms against 271 ms, blocking time past 50 ms 183 against 221 ms. (The theme's script restyled the page once
+    more, as it made the stylesheets' addresses absolute for instant navigation: overrides/main.html does that before
+    the body is parsed, and a load restyles 11.8k elements.)
 
 The build writes each stylesheet and the bundle again, under a name of its own beside the theme's
 (`palette-lean.<hash>.min.css`, `main-lean.<hash>.min.css`, `bundle-lean.<hash>.min.js`, so no cache pairs the theme's
