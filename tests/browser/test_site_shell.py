@@ -195,7 +195,7 @@ def test_loading_a_lesson_restyles_the_page_no_more_often_than_the_theme_must(br
         page.evaluate("document.body.offsetHeight")  # the restyle it left pending happens now
 
     stylesheets = []
-    page.on("request", lambda request: stylesheets.append(request.url) if request.resource_type == "stylesheet" else None)
+    page.on("request", lambda request: request.resource_type == "stylesheet" and stylesheets.append(request.url))
     counts = restyles(page, load)
     assert set(page.evaluate("document.documentElement.className").split()) == {"js", "js-focus-visible"}
     assert sorted(stylesheets) == sorted(set(stylesheets)), "a stylesheet fetched twice"

@@ -111,8 +111,8 @@ def test_the_built_site_links_only_the_lean_theme_assets(built_site):
 
 # The palette component's statements on the color-scheme meta, as Material's bundle has them (names minified).
 COLOR_SCHEME_STATEMENTS = ('let o=x("meta",{name:"color-scheme"});document.head.appendChild(o);'
-                           'i.pipe(m(()=>{let s=Ce("header"),a=window.getComputedStyle(s);return o.content=a.colorScheme,'
-                           'a.backgroundColor}));')
+                           'i.pipe(m(()=>{let s=Ce("header"),a=window.getComputedStyle(s);'
+                           'return o.content=a.colorScheme,a.backgroundColor}));')
 BUNDLE = "function li(e){" + COLOR_SCHEME_STATEMENTS + "}\n//# sourceMappingURL=bundle.89abcdef.min.js.map\n"
 BUNDLE_PATH = "assets/javascripts/bundle.89abcdef.min.js"
 
