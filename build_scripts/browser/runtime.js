@@ -98,6 +98,7 @@
       this.worker = null;
       this.replies = null;  // the BroadcastChannel the current worker answers renders on (README.md, "The reply channel")
       this.interruptBuffer = null;  // with cross-origin isolation: writing SIGINT stops the running cell
+      this.interruptGraceMs = INTERRUPT_GRACE_MS;  // how long an interrupted cell may take to stop (tests lengthen it)
       this.calls = new Map();  // request id → {resolve, reject, onProgress, timer, options, op}
       this.nextId = 1;
       this.generation = 0;  // bumped whenever a worker is dropped: late events of an old worker are ignored
@@ -139,11 +140,6 @@
     /** True when a running cell can be stopped without losing the worker (the page is cross-origin isolated). */
     get canInterrupt() {
       return this.interruptBuffer !== null;
-    }
-
-    /** How long an interrupted cell may take to stop before its worker is terminated, in ms. */
-    get interruptGraceMs() {
-      return INTERRUPT_GRACE_MS;
     }
 
     async boot() {
@@ -322,7 +318,7 @@
       this.interruptBuffer[0] = Protocol.SIGINT;
       const call = this.calls.get(id);
       clearTimeout(call.timer);
-      call.timer = setTimeout(() => this.calls.has(id) && this.stopFor(id, reason), INTERRUPT_GRACE_MS);
+      call.timer = setTimeout(() => this.calls.has(id) && this.stopFor(id, reason), this.interruptGraceMs);
     }
 
     /** A request ran past its limit: terminate the worker; that request is the cause, the others are not. */

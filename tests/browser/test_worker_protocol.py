@@ -10,7 +10,7 @@ loads protocol.js and runtime.js, nothing else.
 import numpy as np
 import pytest
 
-from support import BOOT_TIMEOUT_MS, CROSS_ORIGIN_ISOLATION, StaticSiteServer
+from support import BOOT_TIMEOUT_MS, CROSS_ORIGIN_ISOLATION, INTERRUPT_GRACE_MS, StaticSiteServer
 
 pytestmark = pytest.mark.browser
 
@@ -158,15 +158,15 @@ def test_runaway_code_is_stopped_by_a_fresh_worker_and_the_page_never_freezes(br
     browser.assert_clean()
 
 
-# Two runs sent at once: the first holds the worker 2.5 s; the second, 0.5 s of work with a limit of 1.5 s counted from
-# its start, waits behind it. Counted from its sending instead, its limit would pass while it waits, and the stop meant
-# for it would hit the run ahead (an interrupt) or every request (a fresh worker).
+# Two runs sent at once: the first holds the worker 3 s; the second, 0.5 s of work with a limit of 2.5 s counted from
+# its start (2 s to spare on a loaded machine), waits behind it. Counted from its sending instead, its limit would pass
+# while it waits, and the stop meant for it would hit the run ahead (an interrupt) or every request (a fresh worker).
 QUEUED_BEHIND_A_LONG_RUN = """async () => {
   const busy = (seconds, result) => `import time\nend = time.monotonic() + ${seconds}\nwhile time.monotonic() < end:\n`
     + `    pass\n${JSON.stringify(result)}`;
-  const ahead = ask('run', {code: busy(2.5, 'ahead')}, {timeoutMs: 0});
-  const queued = ask('run', {code: busy(0.5, 'queued')}, {timeoutMs: 1500, fromStart: true,
-    onTimeout: (id) => ExplainerRuntime.interrupt(id, 'it ran past its time limit of 1.5 s')});
+  const ahead = ask('run', {code: busy(3, 'ahead')}, {timeoutMs: 0});
+  const queued = ask('run', {code: busy(0.5, 'queued')}, {timeoutMs: 2500, fromStart: true,
+    onTimeout: (id) => ExplainerRuntime.interrupt(id, 'it ran past its time limit of 2.5 s')});
   const results = await Promise.all([ahead, queued]);
   return results.map(({message, stopped}) => stopped || (message.ok ? message.value.result : message.error.kind));
 }"""
@@ -265,18 +265,38 @@ class TestWithCrossOriginIsolation:
         boot(page, site_url + harness)
         assert page.evaluate("crossOriginIsolated && ExplainerRuntime.canInterrupt") is True
         ask(page, "run", {"code": "kept = 42"})
+        page.evaluate(f"ExplainerRuntime.interruptGraceMs = {INTERRUPT_GRACE_MS}")
         result = page.evaluate("""async () => {
-          const started = performance.now();
+          const started = performance.now(), buffer = ExplainerRuntime.interruptBuffer;
+          let interruptedAt = null;
           const outcome = await ask('run', {code: 'while True:\\n    pass'}, {timeoutMs: 2000, fromStart: true,
-            onTimeout: (id) => ExplainerRuntime.interrupt(id, 'it ran past its time limit of 2 s')});
-          return {outcome, seconds: (performance.now() - started) / 1000};
+            onTimeout: (id) => {
+              interruptedAt = (performance.now() - started) / 1000;
+              ExplainerRuntime.interrupt(id, 'it ran past its time limit of 2 s');
+            }});
+          // When the worker was stopped instead: was the interrupt still unread (Python never looked) or read?
+          return {outcome, seconds: (performance.now() - started) / 1000, interruptedAt, unread: buffer[0]};
         }""")
+        assert "message" in result["outcome"], result  # the worker was stopped: the figures say when and why
         error = result["outcome"]["message"]["error"]
         # Interrupted, not terminated: within the grace the runtime gives Python before it replaces the worker.
         assert error["kind"] == "interrupted", result
-        assert result["seconds"] < 2 + page.evaluate("ExplainerRuntime.interruptGraceMs") / 1000, result
+        assert result["seconds"] < 2 + INTERRUPT_GRACE_MS / 1000, result
         assert page.evaluate("ExplainerRuntime.state") == "ready"
         assert ask(page, "run", {"code": "kept"})["message"]["value"]["result"] == "42", "the variables survive"
+        browser.assert_clean()
+
+    def test_code_that_swallows_the_interrupt_is_stopped_by_a_fresh_worker_once_the_grace_runs_out(
+            self, browser, site_url, harness):
+        page = browser.page
+        boot(page, site_url + harness)
+        page.evaluate("ExplainerRuntime.interruptGraceMs = 1000")
+        swallower = ("while True:\n    try:\n        while True:\n            pass\n"
+                     "    except KeyboardInterrupt:\n        pass")
+        outcome = page.evaluate("""(code) => ask('run', {code}, {timeoutMs: 1000, fromStart: true,
+            onTimeout: (id) => ExplainerRuntime.interrupt(id, 'it ran past its time limit of 1 s')})""", swallower)
+        assert outcome["stopped"] == {"reason": "it ran past its time limit of 1 s", "culprit": True}, outcome
+        assert page.evaluate("[ExplainerRuntime.state, ExplainerRuntime.canInterrupt]") == ["idle", False]
         browser.assert_clean()
 
     def test_a_runs_time_limit_counts_from_its_start_not_from_its_wait_behind_another(self, browser, site_url,
