@@ -11,6 +11,13 @@ and before code fences are stashed, so a formula KaTeX rejects stops the build w
 the line of the mistake itself. Fenced and inline code are left alone; `\\(` is an escaped backslash, not math.
 A display formula standing alone (blank lines around it) becomes `<div class="arithmatex">`, any other formula
 `<span class="arithmatex">`: the markup pymdownx.arithmatex gave the browser's KaTeX before.
+
+The MathML costs the page's load some layout, and one way to skip it was measured and not taken (December 2026,
+rmsnorm-calculus, fresh profiles, interleaved). Chromium lays the hidden MathML out like any other content: traced,
+a load's layout took 218 ms at the median with it and 156 ms with it removed (display: none, which screen readers
+would lose too). `content-visibility: auto` on `.katex-mathml` keeps it for screen readers and skips it off screen:
+layout 144 ms against 217 ms over 6 traced loads each. But untraced, over 12 loads each, the longest task stayed
+where it was (median 77.5 ms against 74.5 ms without) and so did the blocking time (38 against 37.5 ms).
 """
 
 import atexit
