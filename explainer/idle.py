@@ -35,9 +35,14 @@ def _run(key: str) -> None:
     step = _waiting.get(key)
     if step is None:
         return
-    done = True  # unless the step says otherwise: work that raised, even KeyboardInterrupt, is dropped
+    done = True  # unless the step says otherwise: work that raised is dropped
     try:
         done = step()
+    except KeyboardInterrupt:
+        # The page interrupts only a reader's running cell; one that lands here was written as that cell ended, too
+        # late for it. Raised on, it would reach Pyodide's event loop, which prints it on the console as an error,
+        # and the work would be dropped. The step runs again instead.
+        done = False
     except Exception:  # a bug here must not break the page: the work is dropped, and said so on the console
         traceback.print_exc()
     finally:

@@ -172,6 +172,24 @@ QUEUED_BEHIND_A_LONG_RUN = """async () => {
 }"""
 
 
+# Idle work that goes on until the page replaces it: a step of 5 ms per task, counted in `steps`.
+IDLE_WORK = """import time
+from explainer import idle
+
+kept, steps = 42, []
+
+
+def spin():
+    end = time.monotonic() + 0.005
+    while time.monotonic() < end:
+        pass
+    steps.append(1)
+    return False
+
+
+idle.later("test", spin)"""
+
+
 def assert_a_queued_run_stops_nothing(page) -> None:
     """Both runs of QUEUED_BEHIND_A_LONG_RUN finish, on the same worker."""
     generation = page.evaluate("ExplainerRuntime.generation")
@@ -297,6 +315,25 @@ class TestWithCrossOriginIsolation:
             onTimeout: (id) => ExplainerRuntime.interrupt(id, 'it ran past its time limit of 1 s')})""", swallower)
         assert outcome["stopped"] == {"reason": "it ran past its time limit of 1 s", "culprit": True}, outcome
         assert page.evaluate("[ExplainerRuntime.state, ExplainerRuntime.canInterrupt]") == ["idle", False]
+        browser.assert_clean()
+
+    def test_an_interrupt_that_lands_in_idle_work_stops_nothing(self, browser, site_url, harness):
+        # An interrupt written as a cell ends may find Python in idle work (a sandbox preparing the reader's next
+        # change, explainer/idle.py) rather than in the next request, which would have cleared it. Here idle work runs
+        # a step per task, for as long as the page lets it, when the interrupt is written.
+        page = browser.page
+        boot(page, site_url + harness)
+        ask(page, "run", {"code": IDLE_WORK})
+        generation = page.evaluate("ExplainerRuntime.generation")
+        page.evaluate("ExplainerRuntime.interruptBuffer[0] = ExplainerProtocol.SIGINT")
+        page.wait_for_function("!ExplainerRuntime.interruptBuffer || ExplainerRuntime.interruptBuffer[0] === 0",
+                               timeout=CALL_TIMEOUT_MS)  # read by Python
+        first = ask(page, "run", {"code": "kept, len(steps)"})["message"]["value"]["result"]
+        page.wait_for_timeout(200)
+        last = ask(page, "run", {"code": "idle.later('test', lambda: True)\nkept, len(steps)"})["message"]["value"]
+        assert page.evaluate("[ExplainerRuntime.state, ExplainerRuntime.generation]") == ["ready", generation]
+        assert first.startswith("(42, ") and last["result"].startswith("(42, "), "the same worker, its variables kept"
+        assert int(last["result"][5:-1]) > int(first[5:-1]), "the idle work went on"
         browser.assert_clean()
 
     def test_a_runs_time_limit_counts_from_its_start_not_from_its_wait_behind_another(self, browser, site_url,
