@@ -460,8 +460,8 @@ class TestWithCrossOriginIsolation:
         assert page.evaluate("crossOriginIsolated && ExplainerRuntime.canInterrupt") is True
         use = cell_id(page, "Use")
         run(page, use)
-        generation = page.evaluate(f"ExplainerRuntime.interruptGraceMs = {INTERRUPT_GRACE_MS}; "
-                                   "ExplainerRuntime.generation")
+        page.evaluate(f"ExplainerRuntime.interruptGraceMs = {INTERRUPT_GRACE_MS}")
+        generation = page.evaluate("ExplainerRuntime.generation")
         result = run_away(page)
         # Interrupted (not terminated) within the grace the runtime gives Python before it replaces the worker.
         assert result["state"] == "stopped", result
