@@ -104,6 +104,24 @@ def test_shape_helpers_the_geometry_sandboxes_share():
     assert [round(v, 12) for v in fig.direction(90)] == [0.0, 1.0]
 
 
+def test_ticks_and_circles_are_worked_out_once_yet_every_description_owns_its_lists():
+    first = fig.figure(axes=fig.axes(xlim=(-6.5, 6.5), ylim=(1e-4, 1e4), yscale="log", yticks=None),
+                       marks=[fig.circle(2.0, samples=7)])
+    hits = fig._tick_pairs.cache_info().hits, fig._circle_points.cache_info().hits
+    first["axes"]["xticks"][0]["label"] = "changed"  # a caller changing its description...
+    first["axes"]["yticks"].clear()
+    first["marks"][0]["x"][0] = 99.0
+    second = fig.figure(axes=fig.axes(xlim=(-6.5, 6.5), ylim=(1e-4, 1e4), yscale="log", yticks=None),
+                        marks=[fig.circle(2.0, samples=7)])
+    assert fig._tick_pairs.cache_info().hits == hits[0] + 2 and fig._circle_points.cache_info().hits == hits[1] + 1
+    assert second["axes"]["xticks"] == fig.linear_ticks(-6.5, 6.5), "...changes no later one"
+    assert second["axes"]["yticks"] == fig.log_ticks(1e-4, 1e4)
+    turn = np.linspace(0, 2 * math.pi, 7)
+    assert second["marks"][0] == fig.line(2 * np.cos(turn), 2 * np.sin(turn))
+    given = fig.axes(xlim=(0, 3), ylim=(0, 1), xticks=[(1, "one"), (2.5, 2.5)])["xticks"]
+    assert given == [{"value": 1.0, "label": "one"}, {"value": 2.5, "label": "2.5"}]
+
+
 def test_a_heatmap_places_cells_by_centres_or_edges_and_fills_them_by_value():
     nan = math.nan
     layers, positions = [1, 2, 3], [0, 1]
