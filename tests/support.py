@@ -177,6 +177,13 @@ class SiteRequestHandler(http.server.SimpleHTTPRequestHandler):
 CROSS_ORIGIN_ISOLATION = {"Cross-Origin-Opener-Policy": "same-origin", "Cross-Origin-Embedder-Policy": "require-corp"}
 
 
+class _SiteHTTPServer(http.server.ThreadingHTTPServer):
+    def handle_error(self, request, client_address):
+        if isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            return  # a browser that closed while a file was on its way (a page that was left): not the server's error
+        super().handle_error(request, client_address)
+
+
 class StaticSiteServer:
     """Serve a folder on 127.0.0.1 from a background thread; the port is known before anything is built into it.
     `headers` are added to every response (e.g. CROSS_ORIGIN_ISOLATION), `path_headers` to one path's. `requests`
@@ -191,7 +198,7 @@ class StaticSiteServer:
             "extra_headers": dict(headers or {}), "path_headers": dict(path_headers or {}),
             "requests": self.requests, "replaced": self.replaced})
         handler = functools.partial(handler_class, directory=str(root))
-        self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._server = _SiteHTTPServer(("127.0.0.1", 0), handler)
         self.url = f"http://127.0.0.1:{self._server.server_port}/"
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
 
