@@ -254,8 +254,8 @@ def text(x: float, y: float, content: str, *, color: str = "ink", anchor: str = 
 def circle(radius: float, *, samples: int = 181, **style) -> dict:
     """A circle of `radius` about the origin, as a closed line (style as for `line`)."""
     x, y = _circle_points(float(radius), int(samples))
-    drawn = line((), (), **style)
-    drawn["x"], drawn["y"] = list(x), list(y)  # copies: a caller may change its description
+    drawn = line((), (), **style)  # the style checked as for any line, the points already rounded:
+    drawn["x"], drawn["y"] = list(x), list(y)  # copies, since a caller may change its description
     return drawn
 
 
