@@ -30,7 +30,7 @@ Rows (benchmarks/__main__ prints every value as "ms"; the unit of rows that are 
   writing this row, 6 interleaved loads each, longest task median (ms) under Playwright / with no client: sandboxes/
   84.5 / 0, rmsnorm-calculus 72 / 58.5, try-it-yourself 84 / 81.5 (its code editor's script). So ours is also
   loaded READER_LOADS times by `chromium --headless --dump-dom`, which no protocol client drives: a small script
-  (READER_PROBE, put first in every page's <head> of ours after its audits) collects the page's `longtask` entries
+  (READER_PROBE, served first in every page's <head> of ours after its audits) collects the page's `longtask` entries
   and writes them on <html> at `load`, and the dump carries them out. Median over the loads.
 A table of every figure (scores, TBT, layout shift, longest task, transfer) for every variant is printed first.
 Runtime: 3 builds and 3 × 8 Lighthouse runs of 15 to 60 s each, then 8 × READER_LOADS loads of ~1.5 s: 7 to 21
@@ -244,24 +244,23 @@ def _audit_all(sites: dict[str, Site], chromium: str) -> dict[str, dict[str, Aud
 # ---- a reader's view: no DevTools protocol attached ----------------------------------------------------------------
 
 
-def _add_reader_probe(site: Path, pages: list[str]) -> None:
-    """READER_PROBE as the first script of every page (each page file replaced, not written through: a build may
-    share files with others by hard links)."""
-    (site / READER_PROBE_FILE).write_text(READER_PROBE, encoding="utf-8")
+def _serve_reader_probe(site: Site, pages: list[str]) -> None:
+    """READER_PROBE as the first script of every page, served in place of the built files (the build is left as it
+    is)."""
+    site.server.replaced["/" + READER_PROBE_FILE] = READER_PROBE.encode()
     for page in pages:
-        page_file = site / page / "index.html"
+        page_file = site.root / "site" / page / "index.html"
         text = page_file.read_text(encoding="utf-8")
         if "<head>" not in text:
             raise RuntimeError(f"bench_lighthouse: {page_file} has no <head> to put the long-task probe in")
-        page_file.unlink()
-        page_file.write_text(text.replace("<head>", f'<head><script src="/{READER_PROBE_FILE}"></script>', 1),
-                             encoding="utf-8")
+        probed = text.replace("<head>", f'<head><script src="/{READER_PROBE_FILE}"></script>', 1)
+        site.server.replaced["/" + page] = probed.encode()
 
 
 def _reader_longest_tasks(site: Site, pages: list[str], chromium: str) -> dict[str, list[float]]:
     """Per page, the longest task (ms, 0 when none reached 50) up to `load` in each of READER_LOADS fresh loads by
     `chromium --headless --dump-dom` (READER_PROBE reports them), the pages taken in turn."""
-    _add_reader_probe(site.root / "site", pages)
+    _serve_reader_probe(site, pages)
     longest = {page: [] for page in pages}
     for _ in range(READER_LOADS):
         for page in pages:

@@ -157,11 +157,12 @@ class SiteRequestHandler(http.server.SimpleHTTPRequestHandler):
         super().end_headers()
 
     def send_head(self):
-        body = self.replaced.get(urlsplit(self.path).path)
+        path = urlsplit(self.path).path
+        body = self.replaced.get(path)
         if body is None:
             return super().send_head()
         self.send_response(200)
-        self.send_header("Content-Type", self.guess_type(urlsplit(self.path).path))
+        self.send_header("Content-Type", self.guess_type(path + "index.html" if path.endswith("/") else path))
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         return io.BytesIO(body)
@@ -187,7 +188,8 @@ class _SiteHTTPServer(http.server.ThreadingHTTPServer):
 class StaticSiteServer:
     """Serve a folder on 127.0.0.1 from a background thread; the port is known before anything is built into it.
     `headers` are added to every response (e.g. CROSS_ORIGIN_ISOLATION), `path_headers` to one path's. `requests`
-    lists every (path, status) answered; a path put into `replaced` is answered with those bytes instead of its file."""
+    lists every (path, status) answered; a path put into `replaced` is answered with those bytes instead of its file (a
+    folder's path, as the folder's index.html would be)."""
 
     def __init__(self, root: Path, headers: dict[str, str] | None = None,
                  path_headers: dict[str, dict[str, str]] | None = None):
