@@ -4,8 +4,8 @@
 - the service worker of offline reading, `sw.js`: Workbox's precaching, routing and strategies, from
   build_scripts/browser/offline/entry.js (the build writes its file lists in front: build_scripts/pipeline/offline.py).
 
-Built at site build, cached under build/cache/bundles/ by a hash of everything the output depends on (the entry file,
-the exact versions installed in node_modules, esbuild's arguments), so an unchanged bundle is built once.
+Built at site build, cached under build/cache/bundles/ by a hash of everything the output depends on (the entry's
+folder, the exact versions installed in node_modules, esbuild's arguments), so an unchanged bundle is built once.
 `python -m build_scripts.editor_bundle` prints the path of the editor's bundle (building it if needed).
 """
 
@@ -50,14 +50,17 @@ class EditorBundleError(RuntimeSetupError):
 
 
 def bundle_digest(root: Path = PROJECT_ROOT, bundle: Bundle = EDITOR) -> str:
-    """sha256 over what the bundle depends on: the entry file, what npm installed (every package's exact version and
-    integrity, from node_modules/.package-lock.json, which `npm ci` writes from package-lock.json), esbuild's args."""
+    """sha256 over what the bundle depends on: the .js files of the entry's folder (the entry and the modules of ours it
+    imports), what npm installed (every package's exact version and integrity, from node_modules/.package-lock.json,
+    which `npm ci` writes from package-lock.json), esbuild's args."""
     installed = root / "node_modules" / ".package-lock.json"
     if not installed.is_file():
         raise EditorBundleError(f"{installed} not found: run `make setup` (npm ci installs the bundled packages and "
                                 f"esbuild)")
+    folder = (root / bundle.entry).parent
+    sources = [(path.relative_to(folder).as_posix().encode(), path.read_bytes()) for path in sorted(folder.rglob("*.js"))]
     digest = hashlib.sha256()
-    for part in ((root / bundle.entry).read_bytes(), installed.read_bytes(), " ".join(bundle.args).encode()):
+    for part in (*(name + b"\0" + text for name, text in sources), installed.read_bytes(), " ".join(bundle.args).encode()):
         digest.update(hashlib.sha256(part).digest())
     return digest.hexdigest()
 

@@ -41,13 +41,14 @@
 
   let editorLoading = null;
 
+  /** A promise of the editor, {create}: editor.js evaluates CodeMirror a package per task once it has run. */
   function loadEditor() {
-    if (window.ExplainerEditor) return Promise.resolve(window.ExplainerEditor);
+    if (window.ExplainerEditor) return window.ExplainerEditor.ready;
     if (!editorLoading) {
       editorLoading = new Promise((resolve, reject) => {
         const tag = document.createElement("script");
         tag.src = EDITOR_URL;
-        tag.onload = () => (window.ExplainerEditor ? resolve(window.ExplainerEditor)
+        tag.onload = () => (window.ExplainerEditor ? resolve(window.ExplainerEditor.ready)
           : reject(new Error("the editor file defines no editor")));
         tag.onerror = () => reject(new Error("the editor file could not be loaded"));
         document.head.appendChild(tag);
