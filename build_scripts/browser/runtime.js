@@ -109,6 +109,7 @@
       this.installed = null;  // the files numpy's and our wheel put in site-packages, as a worker sent them
       this.checked = null;  // {URL: Blob}: the checked bytes of Pyodide's scripts and standard library
       this.reused = {wasm: false, installed: false, checked: false};  // what the current worker was booted from
+      this.unpacked = {numpy: null, explainer: null};  // who unpacked its wheels: "browser", "pyodide" or null
     }
 
     subscribe(view) {
@@ -173,6 +174,7 @@
         this.compiledWasm = message.value.wasm || this.compiledWasm;
         this.checked = message.value.checked || this.checked;
         this.reused = {wasm: false, installed: false, checked: false, ...message.value.reused};
+        this.unpacked = {numpy: null, explainer: null, ...message.value.unpacked};
         this.stopped = null;
         this.state = "ready";
         this.notify();
