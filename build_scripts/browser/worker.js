@@ -373,8 +373,8 @@ function zipEntries(buffer) {
   return entries;
 }
 
-/** A zip file's bytes, inflated by the browser. (Read chunk by chunk: through a Blob and a Response, numpy's wheel
- * took 240-360 ms, three times as long.) */
+/** A zip file's bytes, inflated by the browser. (Read chunk by chunk: through a Blob and a Response, numpy's official
+ * wheel, 338 files and 12 MB, took 240-360 ms, three times as long.) */
 async function unzipped({name, method, size, data}) {
   if (method === ZIP.STORED) return data;
   if (method !== ZIP.DEFLATED) throw new Error(`${name} uses compression method ${method}`);
@@ -398,7 +398,7 @@ async function unzipped({name, method, size, data}) {
 async function installWheel(pyodide, buffer) {
   const files = [];
   try {
-    // One after another: numpy's wheel took 57-87 ms so, 84-112 ms with every file inflating at once.
+    // One after another: numpy's official wheel took 57-87 ms so, 84-112 ms with every file inflating at once.
     for (const entry of zipEntries(buffer)) files.push([entry.name, await unzipped(entry)]);
   } catch (error) {
     // Without extractDir, unpackArchive unpacks into the working directory, not site-packages.
