@@ -743,7 +743,9 @@ def test_a_render_past_its_time_limit_stops_the_worker_and_only_that_sandbox_wai
 
     site.fake()
     wait_renders(page, SECOND, 2)
-    assert len(set(boot_instances(page))) == 2
+    assert len(set(boot_instances(page))) == 2, (  # if not, what each worker was asked and what the page said
+        [(entry["instance"], entry["op"], (entry["args"] or {}).get("params")) for entry in fake_log(page)],
+        page.evaluate("window.statusLog"))
     page.get_by_role("button", name="Retry").first.click()  # Retry is an interaction too
     page.wait_for_function(f"() => document.querySelector('{FIRST} g[data-mark=point]').dataset.x === '90'",
                            timeout=TIMEOUT)
