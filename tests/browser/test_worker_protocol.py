@@ -225,6 +225,7 @@ def end(signum, frame):
 signal.signal(signal.SIGINT, count)
 signal.signal(signal.SIGTERM, end)
 deadline = time.monotonic() + 60
+print("looping")  # the page writes its first SIGINT only now: before, the default handler would raise
 try:
     while not ended:
         spins += 1
@@ -381,8 +382,11 @@ class TestWithCrossOriginIsolation:
         page = browser.page
         boot(page, site_url + harness)
         result = page.evaluate("""async ([code, count, sigterm]) => {
-          const reply = ask('run', {code}, {timeoutMs: 0}), buffer = ExplainerRuntime.interruptBuffer;
-          await new Promise((resolve) => setTimeout(resolve, 500));  // Python is in its loop
+          const buffer = ExplainerRuntime.interruptBuffer;
+          let looping;
+          const inLoop = new Promise((resolve) => { looping = resolve; });
+          const {reply} = ExplainerRuntime.call('run', {code}, {timeoutMs: 0, onProgress: (progress) => looping()});
+          await inLoop;  // the handlers are set and Python is in its loop
           let unread = 0;
           for (let written = 0; written < count; written += 1) {
             buffer[0] = ExplainerProtocol.SIGINT;
@@ -394,7 +398,7 @@ class TestWithCrossOriginIsolation:
             while (performance.now() - since < 0.5) {}  // Python is back in its loop
           }
           buffer[0] = sigterm;  // ends the loop (were it lost too, the loop would end at its deadline)
-          const {message} = await reply;
+          const message = await reply;
           return {unread, counted: message.ok ? message.value.result : message.error};
         }""", [COUNT_INTERRUPTS, 6000, int(signal.SIGTERM)])
         assert result == {"unread": 0, "counted": "(6000, True)"}, result
