@@ -58,9 +58,10 @@ def bundle_digest(root: Path = PROJECT_ROOT, bundle: Bundle = EDITOR) -> str:
         raise EditorBundleError(f"{installed} not found: run `make setup` (npm ci installs the bundled packages and "
                                 f"esbuild)")
     folder = (root / bundle.entry).parent
-    sources = [(path.relative_to(folder).as_posix().encode(), path.read_bytes()) for path in sorted(folder.rglob("*.js"))]
+    sources = (path.relative_to(folder).as_posix().encode() + b"\0" + path.read_bytes()
+               for path in sorted(folder.rglob("*.js")))
     digest = hashlib.sha256()
-    for part in (*(name + b"\0" + text for name, text in sources), installed.read_bytes(), " ".join(bundle.args).encode()):
+    for part in (*sources, installed.read_bytes(), " ".join(bundle.args).encode()):
         digest.update(hashlib.sha256(part).digest())
     return digest.hexdigest()
 
