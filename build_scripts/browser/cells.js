@@ -201,8 +201,9 @@
       this.resetButton.addEventListener("click", () => this.reset(), {signal});
       this.copyButton.addEventListener("click", () => this.copy(), {signal});
       this.restartButton.addEventListener("click", () => this.restart(), {signal});
-      // Each cell builds its editor in a task of its own: built together, a page's five editors held the main
-      // thread for one 270-290 ms task (long-animation-frame entries on try-it-yourself).
+      // Each cell builds its editor in tasks of its own (two: create() builds the state, then the view): built
+      // together, a page's five editors held the main thread for one 270-290 ms task (long-animation-frame entries on
+      // try-it-yourself).
       const ownTask = (Editor) => new Promise((resolve) => setTimeout(() => resolve(Editor), 0));
       loadEditor().then(ownTask).then((Editor) => this.attachEditor(Editor), (error) => {
         this.setStatus(`The code editor could not be loaded (${error.message}); the code above is shown as text.`);
@@ -210,15 +211,20 @@
       });
     }
 
-    attachEditor(Editor) {
+    async attachEditor(Editor) {
       if (this.unmounted) return;
-      this.editor = Editor.create(this.editorBox, {
+      const editor = await Editor.create(this.editorBox, {
         doc: savedCode(this.number, this.config.code) ?? this.config.code,
         label: `Python code: ${this.name}`,
         onRun: () => this.run(performance.now()),
         onEscape: () => this.runButton.focus(),
         onChange: (code) => saveCode(this.number, this.config.code, code),
       });
+      if (this.unmounted) {  // the reader left the page while the editor was built
+        editor.destroy();
+        return;
+      }
+      this.editor = editor;
       if (this.staticCode) this.staticCode.hidden = true;
       for (const control of this.runButton.parentNode.children) control.disabled = false;
       this.root.dataset.state = "ready";
