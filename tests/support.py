@@ -281,12 +281,14 @@ CUT_FROM_THEME = {"palette": r"data-md-color-switching", "main": r"t[dh]\s*>\s*:
 def assert_pages_link_the_lean_theme_assets(site: Path) -> None:
     """The built pages link one palette and one main stylesheet of the theme, each the pipeline's lean copy, which has
     none of the rules the pipeline takes out, and load one script bundle, the lean copy that takes the page's
-    color-scheme meta."""
+    color-scheme meta and starts with V8's compile hint."""
     pages = [page.read_text() for page in site.rglob("*.html")]
     bundles = {link for html in pages
                for link in re.findall(r'src="[^"]*?(assets/javascripts/bundle[-.][^"]*\.js)"', html)}
     assert len(bundles) == 1 and "/bundle-lean." in next(iter(bundles)), f"the pages load {sorted(bundles)}"
-    assert """querySelector('meta[name="color-scheme"]')""" in (site / next(iter(bundles))).read_text()
+    bundle = (site / next(iter(bundles))).read_text()
+    assert """querySelector('meta[name="color-scheme"]')""" in bundle
+    assert bundle.startswith("//# allFunctionsCalledOnLoad\n"), "V8's compile hint comes first"
     for sheet, cut in CUT_FROM_THEME.items():
         links = {link for html in pages
                  for link in re.findall(rf'href="[^"]*?(assets/stylesheets/(?:[\w-]+/)?{sheet}[-.][^"]*\.css)"', html)}

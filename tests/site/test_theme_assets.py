@@ -1,7 +1,9 @@
 """The theme's palette and main stylesheets without the rules that restyled whole pages, and its script bundle with its
-color-scheme statements patched (build_scripts/pipeline/theme_assets.py): each written once under a name of its own,
-every page pointed at it, everything else kept, a second run a no-op, and the real themes of both engines handled."""
+color-scheme statements patched and V8's compile hint first (build_scripts/pipeline/theme_assets.py): each written
+once under a name of its own, every page pointed at it, everything else kept, the bundle's source map still matching
+its lines, a second run a no-op, and the real themes of both engines handled."""
 
+import json
 import re
 import shutil
 import subprocess
@@ -10,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from build_scripts.pipeline.pages import PageError
-from build_scripts.pipeline.theme_assets import (CUT_RULES, lean_theme_assets, with_patched_color_scheme,
-                                                 without_cut_rules)
+from build_scripts.pipeline.theme_assets import (COMPILE_HINT, CUT_RULES, lean_bundle, lean_theme_assets,
+                                                 with_patched_color_scheme, without_cut_rules)
 from support import CUT_FROM_THEME, assert_pages_link_the_lean_theme_assets
 
 SWITCHING = ("[data-md-color-switching] *,[data-md-color-switching] :after,[data-md-color-switching] :before"
@@ -136,33 +138,57 @@ def test_the_bundle_takes_the_pages_color_scheme_meta_and_sets_it_only_when_it_d
     for page, prefix in pages.items():
         assert scripts(tmp_path / page) == [prefix + lean]
     assert (tmp_path / lean).read_text() == (
+        "//# allFunctionsCalledOnLoad\n"
         """function li(e){let o=document.querySelector('meta[name="color-scheme"]')||"""
         """document.head.appendChild(x("meta",{name:"color-scheme"}));"""
         """i.pipe(m(()=>{let s=Ce("header"),a=window.getComputedStyle(s);"""
         """return o.content!==a.colorScheme&&(o.content=a.colorScheme),a.backgroundColor}));}\n"""
-        "//# sourceMappingURL=bundle.89abcdef.min.js.map\n")
+        "//# sourceMappingURL=bundle.89abcdef.min.js.map\n"), "no map beside the bundle: its address stays"
     assert (tmp_path / BUNDLE_PATH).read_text() == BUNDLE, "the theme's file stays"
     assert lean_theme_assets(tmp_path) == {}, "a second run finds the lean copy linked, and nothing to change"
 
-    (tmp_path / BUNDLE_PATH).write_text("function li(e){}")  # a bundle without the statements: left as it is
+    (tmp_path / BUNDLE_PATH).write_text("function li(e){}")  # a bundle without the statements: the hint only
     (tmp_path / "index.html").write_text(f'<html><body><script src="{BUNDLE_PATH}"></script></body></html>')
-    assert lean_theme_assets(tmp_path) == {}
-    assert scripts(tmp_path / "index.html") == [BUNDLE_PATH]
+    lean = lean_theme_assets(tmp_path)[BUNDLE_PATH]
+    assert scripts(tmp_path / "index.html") == [lean]
+    assert (tmp_path / lean).read_text() == COMPILE_HINT + "function li(e){}"
+    assert lean_bundle(COMPILE_HINT + "function li(e){}") == (COMPILE_HINT + "function li(e){}", 0), "hinted once"
+
+
+def test_the_lean_bundle_points_at_a_copy_of_the_theme_source_map_one_line_down(tmp_path):
+    """The hint is one more line at the top: the lean copy's map starts with an empty line, so every mapping still
+    names the line its code is on; the theme's map stays as it is."""
+    theme_map = {"version": 3, "sources": ["src/a.ts"], "sourcesContent": ["let a = 1;"], "names": ["a"],
+                 "mappings": "AAAA,IAAIA;AACA"}
+    (tmp_path / BUNDLE_PATH).parent.mkdir(parents=True)
+    (tmp_path / BUNDLE_PATH).write_text(BUNDLE)
+    (tmp_path / (BUNDLE_PATH + ".map")).write_text(json.dumps(theme_map))
+    (tmp_path / "index.html").write_text(f'<html><body><script src="{BUNDLE_PATH}"></script></body></html>')
+
+    lean = lean_theme_assets(tmp_path)[BUNDLE_PATH]
+    text = (tmp_path / lean).read_text()
+    assert text.startswith(COMPILE_HINT)
+    lean_map_name = lean.rsplit("/", 1)[1] + ".map"
+    assert text.endswith(f"\n//# sourceMappingURL={lean_map_name}\n")
+    assert json.loads((tmp_path / lean).with_name(lean_map_name).read_text()) == {
+        **theme_map, "mappings": ";AAAA,IAAIA;AACA"}
+    assert json.loads((tmp_path / (BUNDLE_PATH + ".map")).read_text()) == theme_map
 
 
 @pytest.mark.parametrize("theme", ["material", "zensical"])
 def test_the_installed_themes_bundle_gets_both_patches_and_still_parses(theme, tmp_path):
     """What the step relies on in the real themes: one statement of each kind in the bundle, and JavaScript that Node
-    still parses once both are patched."""
+    still parses once both are patched and the hint is on top."""
     package = pytest.importorskip(theme)
     bundles = sorted(Path(package.__file__).parent.glob("templates/assets/javascripts/bundle.*.min.js"))
     assert len(bundles) == 1, f"{theme} ships {bundles}"
     js = bundles[0].read_text(encoding="utf-8")
     patched, count = with_patched_color_scheme(js)
     assert count == 2, f"{bundles[0]}: {count} of the 2 statements found"
+    assert lean_bundle(js) == (COMPILE_HINT + patched, 3)
     assert patched.count("""document.querySelector('meta[name="color-scheme"]')||""") == 1
     assert not re.search(r"(?<!&&\()\b\w+\.content=\w+\.colorScheme", patched), "an unguarded write is left"
     node = shutil.which("node")
     assert node, "Node is installed by `make setup` (npm)"
-    (tmp_path / "bundle.js").write_text(patched, encoding="utf-8")
+    (tmp_path / "bundle.js").write_text(lean_bundle(js)[0], encoding="utf-8")
     subprocess.run([node, "--check", str(tmp_path / "bundle.js")], check=True, capture_output=True, timeout=60)
