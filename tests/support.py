@@ -149,6 +149,7 @@ class SiteRequestHandler(http.server.SimpleHTTPRequestHandler):
     extra_headers: dict[str, str] = {}
     path_headers: dict[str, dict[str, str]] = {}  # URL path → headers for that file only
     replaced: dict[str, bytes] = {}  # URL path → bytes served instead of the file (a tampered copy)
+    delays: dict[str, float] = {}  # URL path → seconds its answer waits (a slow file)
     requests: list[tuple[str, int]] = []  # (URL path, status) of every request answered
 
     def end_headers(self):
@@ -158,6 +159,8 @@ class SiteRequestHandler(http.server.SimpleHTTPRequestHandler):
 
     def send_head(self):
         path = urlsplit(self.path).path
+        if path in self.delays:
+            time.sleep(self.delays[path])
         body = self.replaced.get(path)
         if body is None:
             return super().send_head()
@@ -189,16 +192,17 @@ class StaticSiteServer:
     """Serve a folder on 127.0.0.1 from a background thread; the port is known before anything is built into it.
     `headers` are added to every response (e.g. CROSS_ORIGIN_ISOLATION), `path_headers` to one path's. `requests`
     lists every (path, status) answered; a path put into `replaced` is answered with those bytes instead of its file (a
-    folder's path, as the folder's index.html would be)."""
+    folder's path, as the folder's index.html would be); a path put into `delays` is answered that many seconds late."""
 
     def __init__(self, root: Path, headers: dict[str, str] | None = None,
                  path_headers: dict[str, dict[str, str]] | None = None):
         self.root = root
         self.requests: list[tuple[str, int]] = []
         self.replaced: dict[str, bytes] = {}
+        self.delays: dict[str, float] = {}
         handler_class = type("Handler", (SiteRequestHandler,), {
             "extra_headers": dict(headers or {}), "path_headers": dict(path_headers or {}),
-            "requests": self.requests, "replaced": self.replaced})
+            "requests": self.requests, "replaced": self.replaced, "delays": self.delays})
         handler = functools.partial(handler_class, directory=str(root))
         self._server = _SiteHTTPServer(("127.0.0.1", 0), handler)
         self.url = f"http://127.0.0.1:{self._server.server_port}/"
