@@ -165,5 +165,32 @@
     requestAnimationFrame(() => requestAnimationFrame(() => document.body.removeAttribute(SWITCHING)));
   }, true);
 
+  // ---- code blocks the theme has not mounted yet --------------------------------------------------------------------
+  // mkdocs.yml's `content.lazy` has the theme mount a code block only when it first comes into view: its copy button,
+  // and tabindex="0" when the block scrolls sideways on a device with hover, so that a keyboard can scroll it. Until
+  // then, this gives a block the same tabindex by the same rule, so no block that scrolls is out of the keyboard's
+  // reach. A ResizeObserver reads the blocks' widths after a layout the page does anyway (no forced layout, which is
+  // what mounting every block at load cost), and again whenever a block's size changes. Once mounted, the theme keeps
+  // the attribute by that rule too, so the two agree.
+  const CODE_BLOCKS = ".md-content pre > code";
+  const HOVER = window.matchMedia("(hover)");
+  let codeBlocks = null;  // this page's observer
+
+  function keyboardScrollable(entries) {
+    const scrolls = entries.map(({target}) => HOVER.matches && target.scrollWidth > target.clientWidth);
+    entries.forEach(({target}, index) => {  // all read, then all written
+      if (scrolls[index]) target.setAttribute("tabindex", "0");
+      else target.removeAttribute("tabindex");
+    });
+  }
+
+  if (typeof ResizeObserver === "function") {
+    onEveryPage(() => {
+      if (codeBlocks) codeBlocks.disconnect();  // the last page's blocks, gone with an instant navigation
+      codeBlocks = new ResizeObserver(keyboardScrollable);
+      for (const code of document.querySelectorAll(CODE_BLOCKS)) codeBlocks.observe(code);
+    });
+  }
+
   window.ExplainerPage = Object.freeze({NEAR_VIEWPORT, element, onEveryPage, mountViews, whenLive});
 })();

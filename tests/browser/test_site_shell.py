@@ -244,6 +244,48 @@ def test_a_markdown_tables_cells_have_no_margin_above_their_first_block_or_below
     browser.assert_clean()
 
 
+CODE_PAGE = "contributing/reference/"  # the most code blocks of any page (33)
+# A code block the theme has mounted: its copy button, in the bar it puts at the block's top right.
+COPY_BUTTONS = "(code) => code.parentElement.querySelectorAll(':scope > .md-code__nav [data-md-type=copy]').length"
+
+
+def check_code_blocks_mount_as_they_come_into_view(page, site_url: str) -> None:
+    """mkdocs.yml's `content.lazy`: the theme mounts a code block (its copy button) when the block first comes into
+    view, not all of them as the page loads (each measured its own size then, laying the page out again). Checks the
+    page in view has its buttons, a block far below has none until it is scrolled to, and its button copies it; and
+    that every block that scrolls sideways, mounted or not, can be focused to scroll it by keyboard."""
+    page.set_viewport_size({"width": 1200, "height": 800})
+    page.goto(site_url + CODE_PAGE)
+    page.wait_for_load_state("load")
+    blocks = page.locator("article pre > code")
+    assert blocks.count() >= 20, f"{CODE_PAGE} has {blocks.count()} code blocks: pick the page with the most"
+    first = blocks.first
+    first.scroll_into_view_if_needed()
+    page.wait_for_function(COPY_BUTTONS, arg=first.element_handle())
+    last = blocks.last
+    assert last.evaluate("(code) => code.getBoundingClientRect().top") > 2 * 800, "the last block is not far below"
+    page.wait_for_timeout(300)  # time the theme would take to mount it if it mounted every block at once
+    assert last.evaluate(COPY_BUTTONS) == 0, "a block far out of view was mounted as the page loaded"
+    # Mounted or not, a block that scrolls sideways takes the keyboard's focus (page.js until the theme mounts it).
+    tabindex = page.evaluate("[...document.querySelectorAll('article pre > code')]"
+                             ".map((code) => [code.scrollWidth > code.clientWidth, code.getAttribute('tabindex')])")
+    assert any(scrolls for scrolls, _ in tabindex), f"no block of {CODE_PAGE} scrolls sideways at 1200 px: pick another"
+    assert all((index == "0") == scrolls for scrolls, index in tabindex), tabindex
+    last.scroll_into_view_if_needed()
+    page.wait_for_function(COPY_BUTTONS, arg=last.element_handle())
+    button = last.locator("xpath=..").locator("[data-md-type=copy]")
+    assert button.count() == 1
+    target = button.get_attribute("data-clipboard-target")
+    assert page.locator(target).evaluate("(code, last) => code === last", last.element_handle()), target
+    button.click()
+    page.locator(".md-dialog").get_by_text("Copied to clipboard").wait_for()
+
+
+def test_code_blocks_mount_as_they_come_into_view(browser, site_url):
+    check_code_blocks_mount_as_they_come_into_view(browser.page, site_url)
+    browser.assert_clean()
+
+
 def test_search_finds_a_lesson(browser, site_url):
     page = browser.page
     page.goto(site_url)

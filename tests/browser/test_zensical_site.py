@@ -13,6 +13,7 @@ from support import (StaticSiteServer, assert_pages_link_the_lean_theme_assets, 
 from test_accessibility import site_pages, violations_as_readers_see_them
 from test_layout_shift import LESSON, layout_shift, read_every_sandbox
 from test_sandboxes_live import pages_with_sandboxes, wait_live
+from test_site_shell import check_code_blocks_mount_as_they_come_into_view
 from test_theme_search import LIVE_PAGE, STARTED_TIMEOUT_MS, check_search_workers
 
 pytestmark = pytest.mark.browser
@@ -78,6 +79,11 @@ def test_axe_finds_no_violation_on_the_zensical_build_in_light_or_dark(browser, 
 def test_pages_of_the_zensical_build_link_the_lean_theme_assets(zensical_site):
     """The pipeline's theme_assets step finds Zensical's stylesheets (in a folder of its variant) and bundle too."""
     assert_pages_link_the_lean_theme_assets(zensical_site[0])
+
+
+def test_code_blocks_of_the_zensical_build_mount_as_they_come_into_view(browser, zensical_site):
+    check_code_blocks_mount_as_they_come_into_view(browser.page, zensical_site[1])
+    browser.assert_clean()
 
 
 def test_a_static_figure_of_the_zensical_build_loads(browser, zensical_site):
