@@ -1,7 +1,7 @@
 /* What the page scripts share (sandbox.js, cells.js, trainer.js): building elements, when a view counts as near the
  * viewport, running their mount step on the first page and after every instant navigation, and the moment a page with
- * something live counts as live (whenLive: the theme's search and offline.js wait for it), and the theme's palette
- * switching without transitions.
+ * something live counts as live (whenLive: the theme's search and offline.js wait for it), the theme's palette
+ * switching without transitions, and keyboard access to the code blocks the theme has not mounted yet.
  *
  * Exposes the global ExplainerPage = {NEAR_VIEWPORT, element, onEveryPage, mountViews, whenLive}. Loaded after
  * runtime.js, before the others.

@@ -249,14 +249,17 @@ CODE_PAGE = "contributing/reference/"  # the most code blocks of any page (33)
 COPY_BUTTONS = "(code) => code.parentElement.querySelectorAll(':scope > .md-code__nav [data-md-type=copy]').length"
 
 
-def check_code_blocks_mount_as_they_come_into_view(page, site_url: str) -> None:
+def check_code_blocks_mount_as_they_come_into_view(page, site_url: str, arrival: str) -> None:
     """mkdocs.yml's `content.lazy`: the theme mounts a code block (its copy button) when the block first comes into
     view, not all of them as the page loads (each measured its own size then, laying the page out again). Checks the
     page in view has its buttons, a block far below has none until it is scrolled to, and its button copies it; and
-    that every block that scrolls sideways, mounted or not, can be focused to scroll it by keyboard."""
+    that every block that scrolls sideways, mounted or not, can be focused to scroll it by keyboard. `arrival`: the
+    page is loaded ("load"), or reached from the home page by instant navigation ("instant")."""
     page.set_viewport_size({"width": 1200, "height": 800})
-    page.goto(site_url + CODE_PAGE)
-    page.wait_for_load_state("load")
+    if arrival == "instant":
+        page.goto(site_url)
+        page.wait_for_load_state("load")
+    visit(page, site_url, CODE_PAGE)
     blocks = page.locator("article pre > code")
     assert blocks.count() >= 20, f"{CODE_PAGE} has {blocks.count()} code blocks: pick the page with the most"
     first = blocks.first
@@ -281,8 +284,9 @@ def check_code_blocks_mount_as_they_come_into_view(page, site_url: str) -> None:
     page.locator(".md-dialog").get_by_text("Copied to clipboard").wait_for()
 
 
-def test_code_blocks_mount_as_they_come_into_view(browser, site_url):
-    check_code_blocks_mount_as_they_come_into_view(browser.page, site_url)
+@pytest.mark.parametrize("arrival", ["load", "instant"])
+def test_code_blocks_mount_as_they_come_into_view(browser, site_url, arrival):
+    check_code_blocks_mount_as_they_come_into_view(browser.page, site_url, arrival)
     browser.assert_clean()
 
 

@@ -81,8 +81,9 @@ def test_pages_of_the_zensical_build_link_the_lean_theme_assets(zensical_site):
     assert_pages_link_the_lean_theme_assets(zensical_site[0])
 
 
-def test_code_blocks_of_the_zensical_build_mount_as_they_come_into_view(browser, zensical_site):
-    check_code_blocks_mount_as_they_come_into_view(browser.page, zensical_site[1])
+@pytest.mark.parametrize("arrival", ["load", "instant"])
+def test_code_blocks_of_the_zensical_build_mount_as_they_come_into_view(browser, zensical_site, arrival):
+    check_code_blocks_mount_as_they_come_into_view(browser.page, zensical_site[1], arrival)
     browser.assert_clean()
 
 
