@@ -1,7 +1,8 @@
 """The site as Zensical builds it (`make build ENGINE=zensical`) works in Chromium: every sandbox on every page goes
 live on the offline Pyodide, the static figures load, pages with something live hold the theme's search worker
 (build_scripts/browser/search.js), and the pages link the lean copies of the theme's palette and main stylesheets
-(build_scripts/pipeline/theme_assets.py); a lesson goes live without moving, and axe finds nothing on any page.
+(build_scripts/pipeline/theme_assets.py); a lesson goes live without moving, axe finds nothing on any page, and
+code blocks are mounted as they come into view (mkdocs.yml's content.lazy).
 (The rest of the browser suite runs on the MkDocs build.)"""
 
 import os
