@@ -285,7 +285,8 @@ CUT_FROM_THEME = {"palette": r"data-md-color-switching", "main": r"t[dh]\s*>\s*:
 def assert_pages_link_the_lean_theme_assets(site: Path) -> None:
     """The built pages link one palette and one main stylesheet of the theme, each the pipeline's lean copy, which has
     none of the rules the pipeline takes out, and load one script bundle, the lean copy that takes the page's
-    color-scheme meta and starts with V8's compile hint."""
+    color-scheme meta, starts with V8's compile hint and passes over the Markdown tables, which the pages have wrapped
+    as the theme's script would."""
     pages = [page.read_text() for page in site.rglob("*.html")]
     bundles = {link for html in pages
                for link in re.findall(r'src="[^"]*?(assets/javascripts/bundle[-.][^"]*\.js)"', html)}
@@ -293,6 +294,10 @@ def assert_pages_link_the_lean_theme_assets(site: Path) -> None:
     bundle = (site / next(iter(bundles))).read_text()
     assert """querySelector('meta[name="color-scheme"]')""" in bundle
     assert bundle.startswith("//# allFunctionsCalledOnLoad\n"), "V8's compile hint comes first"
+    assert "table:not([class]):not(.md-typeset__table>table)" in bundle, "the theme's script moves wrapped tables"
+    tables = [html for html in pages if "<table>" in html]
+    assert tables, "no page has a Markdown table: the wrapped tables are not checked"
+    assert all(html.count("<table>") == html.count('<div class="md-typeset__table"><table>') for html in tables)
     for sheet, cut in CUT_FROM_THEME.items():
         links = {link for html in pages
                  for link in re.findall(rf'href="[^"]*?(assets/stylesheets/(?:[\w-]+/)?{sheet}[-.][^"]*\.css)"', html)}

@@ -290,6 +290,52 @@ def test_code_blocks_mount_as_they_come_into_view(browser, site_url, arrival):
     browser.assert_clean()
 
 
+TABLE_PAGE = "lessons/break-the-model/"  # a page with a Markdown table
+# Every table the page's scripts took out of the document since the observer started (the theme's table mount swaps
+# a table for a placeholder, then puts it back inside its wrapper). Installed before the page's first script runs.
+RECORD_MOVED_TABLES = """
+window.__movedTables = [];
+new MutationObserver((records) => {
+  for (const record of records)
+    for (const node of record.removedNodes)
+      if (node.nodeName === "TABLE") window.__movedTables.push(node.outerHTML.slice(0, 80));
+}).observe(document, {childList: true, subtree: true});
+"""
+TABLE_PLACES = """() => [...document.querySelectorAll("article table:not([class])")].map((table) => {
+  const inner = table.parentElement, outer = inner.parentElement;
+  return [inner.className, outer.className, outer.parentElement.closest(".md-typeset__scrollwrap") !== null];
+})"""
+
+
+def check_tables_stay_where_the_build_put_them(page, site_url: str, arrival: str) -> None:
+    """theme_assets.py: the build wraps each Markdown table in the theme's sideways-scroll wrapper and the theme's
+    script passes over it, so it no longer moves the table into the wrapper as the page loads (which restyled all that
+    followed). The table is in the wrapper, once, and no script took a table out of the document. `arrival`: the page
+    is loaded ("load"), or reached from the home page by instant navigation ("instant"), when the theme mounts the new
+    page's content."""
+    if arrival == "instant":
+        page.goto(site_url)
+        page.wait_for_load_state("load")
+        page.evaluate(RECORD_MOVED_TABLES)
+        visit(page, site_url, TABLE_PAGE)
+    else:
+        page.add_init_script(RECORD_MOVED_TABLES)
+        visit(page, site_url, TABLE_PAGE)
+    page.wait_for_function("document.body.hasAttribute('data-md-color-media')")  # the theme's script ran
+    page.locator("article table").first.scroll_into_view_if_needed()
+    page.evaluate("new Promise((done) => requestAnimationFrame(() => setTimeout(done)))")  # its mounts are done
+    places = page.evaluate(TABLE_PLACES)
+    assert places, f"{TABLE_PAGE} has no Markdown table: pick a page with one"
+    assert all(place == ["md-typeset__table", "md-typeset__scrollwrap", False] for place in places), places
+    assert page.evaluate("window.__movedTables") == [], "a script moved a table as the page loaded"
+
+
+@pytest.mark.parametrize("arrival", ["load", "instant"])
+def test_tables_stay_where_the_build_put_them(browser, site_url, arrival):
+    check_tables_stay_where_the_build_put_them(browser.page, site_url, arrival)
+    browser.assert_clean()
+
+
 def test_search_finds_a_lesson(browser, site_url):
     page = browser.page
     page.goto(site_url)

@@ -1,8 +1,9 @@
 """The site as Zensical builds it (`make build ENGINE=zensical`) works in Chromium: every sandbox on every page goes
 live on the offline Pyodide, the static figures load, pages with something live hold the theme's search worker
 (build_scripts/browser/search.js), and the pages link the lean copies of the theme's palette and main stylesheets
-(build_scripts/pipeline/theme_assets.py); a lesson goes live without moving, axe finds nothing on any page, and
-code blocks are mounted as they come into view (mkdocs.yml's content.lazy).
+(build_scripts/pipeline/theme_assets.py); a lesson goes live without moving, axe finds nothing on any page,
+code blocks are mounted as they come into view (mkdocs.yml's content.lazy), and Markdown tables stay in the wrapper
+the build gave them.
 (The rest of the browser suite runs on the MkDocs build.)"""
 
 import os
@@ -14,7 +15,7 @@ from support import (StaticSiteServer, assert_pages_link_the_lean_theme_assets, 
 from test_accessibility import site_pages, violations_as_readers_see_them
 from test_layout_shift import LESSON, layout_shift, read_every_sandbox
 from test_sandboxes_live import pages_with_sandboxes, wait_live
-from test_site_shell import check_code_blocks_mount_as_they_come_into_view
+from test_site_shell import check_code_blocks_mount_as_they_come_into_view, check_tables_stay_where_the_build_put_them
 from test_theme_search import LIVE_PAGE, STARTED_TIMEOUT_MS, check_search_workers
 
 pytestmark = pytest.mark.browser
@@ -85,6 +86,12 @@ def test_pages_of_the_zensical_build_link_the_lean_theme_assets(zensical_site):
 @pytest.mark.parametrize("arrival", ["load", "instant"])
 def test_code_blocks_of_the_zensical_build_mount_as_they_come_into_view(browser, zensical_site, arrival):
     check_code_blocks_mount_as_they_come_into_view(browser.page, zensical_site[1], arrival)
+    browser.assert_clean()
+
+
+@pytest.mark.parametrize("arrival", ["load", "instant"])
+def test_tables_of_the_zensical_build_stay_where_the_build_put_them(browser, zensical_site, arrival):
+    check_tables_stay_where_the_build_put_them(browser.page, zensical_site[1], arrival)
     browser.assert_clean()
 
 

@@ -12,8 +12,10 @@ from pathlib import Path
 import pytest
 
 from build_scripts.pipeline.pages import PageError
-from build_scripts.pipeline.theme_assets import (COMPILE_HINT, CUT_RULES, lean_bundle, lean_theme_assets,
-                                                 with_patched_color_scheme, without_cut_rules)
+from build_scripts.pipeline.theme_assets import (COMPILE_HINT, CUT_RULES, TABLE_WRAPPER, TABLES_NOT_WRAPPED,
+                                                 lean_bundle, lean_theme_assets, with_patched_color_scheme,
+                                                 with_wrapped_tables, with_wrapped_tables_left_alone,
+                                                 without_cut_rules)
 from support import CUT_FROM_THEME, assert_pages_link_the_lean_theme_assets
 
 SWITCHING = ("[data-md-color-switching] *,[data-md-color-switching] :after,[data-md-color-switching] :before"
@@ -175,6 +177,56 @@ def test_the_lean_bundle_points_at_a_copy_of_the_theme_source_map_one_line_down(
     assert json.loads((tmp_path / (BUNDLE_PATH + ".map")).read_text()) == theme_map
 
 
+WRAPPED = "".join((TABLE_WRAPPER[0], "{}", TABLE_WRAPPER[1]))
+
+
+def test_each_class_less_table_is_wrapped_once_and_nothing_else_is_touched():
+    table = "<table>\n<tr><td>1</td></tr>\n</table>"
+    nested = '<table id="outer"><tr><td><table><tr><td>2</td></tr></table></td></tr></table>'
+    page = "\n".join([
+        "<p>before</p>", table, '<table class="trainer__table"><tr><td>3</td></tr></table>',
+        "<table></table><table></table>",  # one table's end at the next one's start
+        nested, "<pre><code>&lt;table&gt;&lt;/table&gt;</code></pre>", '<script>const t = "<table></table>";</script>'])
+    wrapped, count = with_wrapped_tables(page)
+    assert count == 5
+    assert wrapped == "\n".join([
+        "<p>before</p>", WRAPPED.format(table), '<table class="trainer__table"><tr><td>3</td></tr></table>',
+        WRAPPED.format("<table></table>") + WRAPPED.format("<table></table>"),
+        WRAPPED.format('<table id="outer"><tr><td>' + WRAPPED.format("<table><tr><td>2</td></tr></table>")
+                       + "</td></tr></table>"),
+        "<pre><code>&lt;table&gt;&lt;/table&gt;</code></pre>", '<script>const t = "<table></table>";</script>'])
+    assert with_wrapped_tables(wrapped) == (wrapped, 0), "a wrapped table stays as it is"
+
+
+# The theme's content component as its bundle has it (names minified): the mount of each class-less table, and the
+# wrapper it renders around one.
+TABLE_MOUNT = ('...M("pre.mermaid",e).map(i=>Zn(i)),...M("table:not([class])",e).map(i=>ti(i)),'
+               '...M("details",e).map(i=>Bn(i))')
+TABLE_RENDER = ('function Un(e){return x("div",{class:"md-typeset__scrollwrap"},'
+                'x("div",{class:"md-typeset__table"},e))}'
+                'function ti(e){return e.replaceWith(ei),ei.replaceWith(Un(e)),$({ref:e})}')
+
+
+@pytest.mark.parametrize("render, wrapped", [(TABLE_RENDER, True),
+                                             (TABLE_RENDER.replace("md-typeset__table", "md-table"), False)])
+def test_pages_tables_are_wrapped_when_the_bundle_renders_the_same_wrapper_and_passes_over_them(
+        tmp_path, render, wrapped):
+    """With a theme whose wrapper is another, the build wraps nothing and its mount stays: never two wrappers."""
+    (tmp_path / BUNDLE_PATH).parent.mkdir(parents=True)
+    (tmp_path / BUNDLE_PATH).write_text(TABLE_MOUNT + render)
+    table = "<table><tr><td>1</td></tr></table>"
+    (tmp_path / "index.html").write_text(f'<html><body>{table}<script src="{BUNDLE_PATH}"></script></body></html>')
+    (tmp_path / "other.html").write_text(f"<html><body>{table}</body></html>")  # links no bundle: left alone
+
+    lean = lean_theme_assets(tmp_path)[BUNDLE_PATH]
+    bundle, page = (tmp_path / lean).read_text(), (tmp_path / "index.html").read_text()
+    assert (f'M("{TABLES_NOT_WRAPPED}",e)' in bundle) is wrapped
+    assert ('M("table:not([class])",e)' in bundle) is not wrapped
+    body = WRAPPED.format(table) if wrapped else table
+    assert page == f'<html><body>{body}<script src="{lean}"></script></body></html>'
+    assert (tmp_path / "other.html").read_text() == f"<html><body>{table}</body></html>"
+
+
 @pytest.mark.parametrize("theme", ["material", "zensical"])
 def test_the_installed_themes_bundle_gets_both_patches_and_still_parses(theme, tmp_path):
     """What the step relies on in the real themes: one statement of each kind in the bundle, and JavaScript that Node
@@ -185,7 +237,10 @@ def test_the_installed_themes_bundle_gets_both_patches_and_still_parses(theme, t
     js = bundles[0].read_text(encoding="utf-8")
     patched, count = with_patched_color_scheme(js)
     assert count == 2, f"{bundles[0]}: {count} of the 2 statements found"
-    assert lean_bundle(js) == (COMPILE_HINT + patched, 3)
+    patched, mounts = with_wrapped_tables_left_alone(patched)
+    assert mounts == 1, f"{bundles[0]}: its table mount or its wrapper is not the one the build writes"
+    assert lean_bundle(js) == (COMPILE_HINT + patched, 4)
+    assert patched.count(f'"{TABLES_NOT_WRAPPED}"') == 1 and '"table:not([class])"' not in patched
     assert patched.count("""document.querySelector('meta[name="color-scheme"]')||""") == 1
     assert not re.search(r"(?<!&&\()\b\w+\.content=\w+\.colorScheme", patched), "an unguarded write is left"
     node = shutil.which("node")
