@@ -1,6 +1,7 @@
 """The theme's palette and main stylesheets without the rules that restyled whole pages, and its script bundle with its
-color-scheme statements patched and V8's compile hint first (build_scripts/pipeline/theme_assets.py): each written
-once under a name of its own, every page pointed at it, everything else kept, the bundle's source map still matching
+color-scheme statements patched, its table mount passing over the tables the pages have wrapped, and V8's compile
+hint first (build_scripts/pipeline/theme_assets.py): each written once under a name of its own, every page pointed at
+it and its Markdown tables wrapped as the theme would, everything else kept, the bundle's source map still matching
 its lines, a second run a no-op, and the real themes of both engines handled."""
 
 import json
@@ -228,9 +229,9 @@ def test_pages_tables_are_wrapped_when_the_bundle_renders_the_same_wrapper_and_p
 
 
 @pytest.mark.parametrize("theme", ["material", "zensical"])
-def test_the_installed_themes_bundle_gets_both_patches_and_still_parses(theme, tmp_path):
-    """What the step relies on in the real themes: one statement of each kind in the bundle, and JavaScript that Node
-    still parses once both are patched and the hint is on top."""
+def test_the_installed_themes_bundle_gets_every_patch_and_still_parses(theme, tmp_path):
+    """What the step relies on in the real themes: one statement of each kind in the bundle, one table mount and the
+    wrapper the build writes, and JavaScript that Node still parses once all are patched and the hint is on top."""
     package = pytest.importorskip(theme)
     bundles = sorted(Path(package.__file__).parent.glob("templates/assets/javascripts/bundle.*.min.js"))
     assert len(bundles) == 1, f"{theme} ships {bundles}"
