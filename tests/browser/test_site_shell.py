@@ -249,17 +249,23 @@ CODE_PAGE = "contributing/reference/"  # the most code blocks of any page (33)
 COPY_BUTTONS = "(code) => code.parentElement.querySelectorAll(':scope > .md-code__nav [data-md-type=copy]').length"
 
 
+def arrive(page, site_url: str, path: str, arrival: str) -> None:
+    """Open `path` as a reader would: loaded ("load"), or reached from the home page by instant navigation
+    ("instant"), when the theme mounts the new page's content in the same document."""
+    if arrival == "instant":
+        page.goto(site_url)
+        page.wait_for_load_state("load")
+    visit(page, site_url, path)
+
+
 def check_code_blocks_mount_as_they_come_into_view(page, site_url: str, arrival: str) -> None:
     """mkdocs.yml's `content.lazy`: the theme mounts a code block (its copy button) when the block first comes into
     view, not all of them as the page loads (each measured its own size then, laying the page out again). Checks the
     page in view has its buttons, a block far below has none until it is scrolled to, and its button copies it; and
-    that every block that scrolls sideways, mounted or not, can be focused to scroll it by keyboard. `arrival`: the
-    page is loaded ("load"), or reached from the home page by instant navigation ("instant")."""
+    that every block that scrolls sideways, mounted or not, can be focused to scroll it by keyboard. `arrival`: as
+    `arrive` takes it."""
     page.set_viewport_size({"width": 1200, "height": 800})
-    if arrival == "instant":
-        page.goto(site_url)
-        page.wait_for_load_state("load")
-    visit(page, site_url, CODE_PAGE)
+    arrive(page, site_url, CODE_PAGE, arrival)
     blocks = page.locator("article pre > code")
     assert blocks.count() >= 20, f"{CODE_PAGE} has {blocks.count()} code blocks: pick the page with the most"
     first = blocks.first
@@ -292,7 +298,8 @@ def test_code_blocks_mount_as_they_come_into_view(browser, site_url, arrival):
 
 TABLE_PAGE = "lessons/break-the-model/"  # a page with a Markdown table
 # Every table the page's scripts took out of the document since the observer started (the theme's table mount swaps
-# a table for a placeholder, then puts it back inside its wrapper). Installed before the page's first script runs.
+# a table for a placeholder, then puts it back inside its wrapper). Installed before the first page's first script
+# runs; instant navigation keeps that document, and the observer with it.
 RECORD_MOVED_TABLES = """
 window.__movedTables = [];
 new MutationObserver((records) => {
@@ -310,17 +317,10 @@ TABLE_PLACES = """() => [...document.querySelectorAll("article table:not([class]
 def check_tables_stay_where_the_build_put_them(page, site_url: str, arrival: str) -> None:
     """theme_assets.py: the build wraps each Markdown table in the theme's sideways-scroll wrapper and the theme's
     script passes over it, so it no longer moves the table into the wrapper as the page loads (which restyled all that
-    followed). The table is in the wrapper, once, and no script took a table out of the document. `arrival`: the page
-    is loaded ("load"), or reached from the home page by instant navigation ("instant"), when the theme mounts the new
-    page's content."""
-    if arrival == "instant":
-        page.goto(site_url)
-        page.wait_for_load_state("load")
-        page.evaluate(RECORD_MOVED_TABLES)
-        visit(page, site_url, TABLE_PAGE)
-    else:
-        page.add_init_script(RECORD_MOVED_TABLES)
-        visit(page, site_url, TABLE_PAGE)
+    followed). The table is in the wrapper, once, and no script took a table out of the document. `arrival`: as
+    `arrive` takes it."""
+    page.add_init_script(RECORD_MOVED_TABLES)
+    arrive(page, site_url, TABLE_PAGE, arrival)
     page.wait_for_function("document.body.hasAttribute('data-md-color-media')")  # the theme's script ran
     page.locator("article table").first.scroll_into_view_if_needed()
     page.evaluate("new Promise((done) => requestAnimationFrame(() => setTimeout(done)))")  # its mounts are done
