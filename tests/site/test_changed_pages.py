@@ -78,7 +78,8 @@ def test_an_unknown_base_says_so(repository):
 def test_make_check_lints_every_page_builds_strict_and_says_when_no_page_is_to_load():
     result = subprocess.run(["make", "--no-print-directory", "check", "CHECK_BASE=no-such-base"], cwd=PROJECT_ROOT,
                             capture_output=True, text=True, timeout=600)
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert " pages checked: every block is valid" in result.stdout
-    assert "no branch or commit 'no-such-base' to compare with: no page to load" in result.stdout
-    assert "1 passed, 1 skipped" in result.stdout  # the strict build ran; the browser had nothing to load
+    output = result.stdout + result.stderr  # every failure below shows it (one that did not come back showed none)
+    assert result.returncode == 0, output
+    assert " pages checked: every block is valid" in result.stdout, output
+    assert "no branch or commit 'no-such-base' to compare with: no page to load" in result.stdout, output
+    assert "1 passed, 1 skipped" in result.stdout, output  # the strict build ran; the browser had nothing to load
