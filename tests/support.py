@@ -1,5 +1,6 @@
 """Helpers the tests import: the project's paths, real site builds, and a static file server for the built site."""
 
+import contextlib
 import functools
 import http.server
 import io
@@ -146,29 +147,55 @@ class SiteRequestHandler(http.server.SimpleHTTPRequestHandler):
         ".whl": "application/zip",
     }
 
+    # HTTP/1.1, as real hosts answer: Chromium ignores an ETag in an HTTP/1.0 answer (see send_file_head).
+    protocol_version = "HTTP/1.1"
+
     extra_headers: dict[str, str] = {}
     path_headers: dict[str, dict[str, str]] = {}  # URL path → headers for that file only
     replaced: dict[str, bytes] = {}  # URL path → bytes served instead of the file (a tampered copy)
     delays: dict[str, float] = {}  # URL path → seconds its answer waits (a slow file)
     requests: list[tuple[str, int]] = []  # (URL path, status) of every request answered
 
+    etag = None  # the answer's validator, once send_head knows the file
+
     def end_headers(self):
-        for name, value in {**self.extra_headers, **self.path_headers.get(urlsplit(self.path).path, {})}.items():
+        headers = {**self.extra_headers, **self.path_headers.get(urlsplit(self.path).path, {})}
+        if self.etag:
+            headers["ETag"] = self.etag
+        for name, value in headers.items():
             self.send_header(name, value)
         super().end_headers()
 
     def send_head(self):
+        self.etag = None  # one connection carries several requests (HTTP/1.1): nothing of the last answer stays
         path = urlsplit(self.path).path
         if path in self.delays:
             time.sleep(self.delays[path])
         body = self.replaced.get(path)
         if body is None:
-            return super().send_head()
+            return self.send_file_head()
         self.send_response(200)
         self.send_header("Content-Type", self.guess_type(path + "index.html" if path.endswith("/") else path))
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         return io.BytesIO(body)
+
+    def send_file_head(self):
+        """The file's answer, validated by an ETag of its modification time in nanoseconds and its size: a copy the
+        browser revalidates is fresh (304) only if the file is unchanged. (The library's own check compares
+        Last-Modified to the second, so a file rewritten within the second of its last answer would be taken as
+        unchanged.)"""
+        file = Path(self.translate_path(self.path))
+        if file.is_dir():
+            file = file / "index.html"
+        with contextlib.suppress(OSError):
+            stat = file.stat()
+            self.etag = f'"{stat.st_mtime_ns:x}-{stat.st_size:x}"'
+        if self.etag and self.etag in self.headers.get("If-None-Match", ""):
+            self.send_response(http.HTTPStatus.NOT_MODIFIED)
+            self.end_headers()
+            return None
+        return super().send_head()
 
     def log_request(self, code="-", size="-"):
         self.requests.append((urlsplit(self.path).path, int(getattr(code, "value", code))))
@@ -190,7 +217,8 @@ class _SiteHTTPServer(http.server.ThreadingHTTPServer):
 
 class StaticSiteServer:
     """Serve a folder on 127.0.0.1 from a background thread; the port is known before anything is built into it.
-    `headers` are added to every response (e.g. CROSS_ORIGIN_ISOLATION), `path_headers` to one path's. `requests`
+    `headers` are added to every response (e.g. CROSS_ORIGIN_ISOLATION), `path_headers` (also an attribute, which a
+    test may change while it serves) to one path's. `requests`
     lists every (path, status) answered; a path put into `replaced` is answered with those bytes instead of its file (a
     folder's path, as the folder's index.html would be); a path put into `delays` is answered that many seconds late."""
 
@@ -200,8 +228,9 @@ class StaticSiteServer:
         self.requests: list[tuple[str, int]] = []
         self.replaced: dict[str, bytes] = {}
         self.delays: dict[str, float] = {}
+        self.path_headers: dict[str, dict[str, str]] = dict(path_headers or {})
         handler_class = type("Handler", (SiteRequestHandler,), {
-            "extra_headers": dict(headers or {}), "path_headers": dict(path_headers or {}),
+            "extra_headers": dict(headers or {}), "path_headers": self.path_headers,
             "requests": self.requests, "replaced": self.replaced, "delays": self.delays})
         handler = functools.partial(handler_class, directory=str(root))
         self._server = _SiteHTTPServer(("127.0.0.1", 0), handler)

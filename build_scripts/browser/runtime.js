@@ -59,13 +59,14 @@
   }
 
   /** runtime.json as it was written ({raw, base}): from boot.js when the page has it (the build writes the manifest
-   * into that script), else fetched. */
-  async function loadManifest() {
+   * into that script), else fetched; on a retry (`revalidate`) from the server, not from a cached copy of a bad one. */
+  async function loadManifest(revalidate) {
     const boot = window.ExplainerBoot;
     if (boot && boot.manifest) return {raw: boot.manifest, base: boot.base};
     let response;
     try {
-      response = await fetch(MANIFEST_URL, {signal: AbortSignal.timeout(DEFAULT_TIMEOUT_MS)});
+      response = await fetch(MANIFEST_URL, {cache: revalidate ? "no-cache" : "default",
+        signal: AbortSignal.timeout(DEFAULT_TIMEOUT_MS)});
     } catch (error) {
       throw new RuntimeFailure("the runtime manifest could not be fetched");
     }
@@ -154,7 +155,7 @@
         ? window.ExplainerBoot.take() : null;
       try {
         // A manifest is kept only once it resolves, so a retry after a broken one fetches it again.
-        const source = early ? {raw: early.manifest, base: early.base} : this.source || (await loadManifest());
+        const source = early ? {raw: early.manifest, base: early.base} : this.source || (await loadManifest(this.revalidate));
         this.manifest = resolveManifest(source);
         this.source = source;
         if (generation !== this.generation) throw new RuntimeStopped("the boot was abandoned", false);

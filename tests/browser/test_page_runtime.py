@@ -193,7 +193,11 @@ STAND_IN_SVG = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 640 300"><r
 @dataclass
 class Site:
     root: Path
-    url: str
+    server: StaticSiteServer
+
+    @property
+    def url(self) -> str:
+        return self.server.url
 
     @property
     def assets(self) -> Path:
@@ -236,7 +240,7 @@ def site(tmp_path):
         (root / ASSETS / name).write_text(served[name], encoding="utf-8")
     (root / ASSETS / "worker.js").write_text(FAKE_WORKER % {"views": json.dumps(VIEWS)}, encoding="utf-8")
     server = StaticSiteServer(root)
-    served = Site(root, server.url)
+    served = Site(root, server)
     served.manifest()
     served.fake()
     yield served
@@ -761,6 +765,8 @@ def test_a_render_past_its_time_limit_stops_the_worker_and_only_that_sandbox_wai
 def test_a_broken_manifest_is_one_sentence_and_retry_fetches_it_once_per_press(browser, site, manifest, sentence):
     page = browser.page
     requests = record_requests(page)
+    # Cached for ten minutes, as GitHub Pages answers: only a retry that asks the server again sees the fixed file.
+    site.server.path_headers[f"/{ASSETS}/runtime.json"] = {"Cache-Control": "max-age=600"}
     write_atomic(site.assets / "runtime.json", manifest)
     page.goto(site.page("one.html", container_html()))
     wait_state(page, FIRST, "error")
