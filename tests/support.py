@@ -38,15 +38,20 @@ CHROMIUM_FLAGS = [
 ]
 DESKTOP_VIEWPORT = {"width": 1280, "height": 900}
 
+# The tests' browsers reach the loopback address only: Chromium sends every other request to this proxy, where nothing
+# listens (port 9, discard), so it fails at once on any machine, online or not. Chromium never proxies loopback.
+NO_NETWORK_FLAGS = ["--proxy-server=http://127.0.0.1:9"]
+
 
 def launch_chromium(playwright, profile, **options):
     """A persistent Chromium context in the folder `profile`, on Debian's chromium (never a downloaded one), at
-    DESKTOP_VIEWPORT unless `options` (launch_persistent_context's keywords) give another. It shows scrollbars, which
-    Playwright hides by default: pages are laid out as in a reader's browser (a scrollbar takes 15 px there)."""
+    DESKTOP_VIEWPORT unless `options` (launch_persistent_context's keywords) give another, with no way out of the
+    loopback address (NO_NETWORK_FLAGS). It shows scrollbars, which Playwright hides by default: pages are laid out
+    as in a reader's browser (a scrollbar takes 15 px there)."""
     executable = shutil.which("chromium")
     assert executable, "Debian chromium is not installed: run `make test`, which installs it"
     return playwright.chromium.launch_persistent_context(
-        str(profile), executable_path=executable, headless=True, args=CHROMIUM_FLAGS,
+        str(profile), executable_path=executable, headless=True, args=[*CHROMIUM_FLAGS, *NO_NETWORK_FLAGS],
         **{"viewport": DESKTOP_VIEWPORT, "ignore_default_args": ["--hide-scrollbars"], **options})
 
 

@@ -6,8 +6,8 @@
   worker.js) and a render that crashes the worker: the static figure stays, the message names the file, Retry
   recovers once the fault is gone, and the other sandboxes of the page follow by themselves.
 
-The `browser` fixture routes every request (so Playwright keeps the HTTP cache off) and blocks service workers:
-each attempt reaches the server, whose request log counts them.
+Every request here is routed (so Playwright keeps the HTTP cache off, see `uncached`) and the `browser` fixture
+blocks service workers: each attempt reaches the server, whose request log counts them.
 """
 
 import json
@@ -55,6 +55,13 @@ def retry_and_all_go_live(page, ids: list[str]) -> None:
     page.locator(f"#{ids[0]} .sandbox__retry").click()
     for figure_id in ids:  # the one pressed, and the others by themselves
         state(page, figure_id, "live")
+
+
+@pytest.fixture(autouse=True)
+def uncached(browser):
+    """Route every request through unchanged: Playwright turns the HTTP cache off while a route is set, so a retry
+    downloads again and the server's log counts each attempt."""
+    browser.page.context.route("**/*", lambda route: route.continue_())
 
 
 @pytest.fixture
