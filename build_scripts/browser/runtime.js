@@ -155,7 +155,8 @@
         ? window.ExplainerBoot.take() : null;
       try {
         // A manifest is kept only once it resolves, so a retry after a broken one fetches it again.
-        const source = early ? {raw: early.manifest, base: early.base} : this.source || (await loadManifest(this.revalidate));
+        const source = early ? {raw: early.manifest, base: early.base}
+          : this.source || (await loadManifest(this.revalidate));
         this.manifest = resolveManifest(source);
         this.source = source;
         if (generation !== this.generation) throw new RuntimeStopped("the boot was abandoned", false);

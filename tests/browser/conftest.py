@@ -67,8 +67,8 @@ def guarded_session(playwright_instance, site_url, profile):
     other origins recorded (the proxy of launch_chromium refuses them), console errors collected; closed on exit.
 
     It watches requests instead of routing them: a route on every request turned the HTTP cache off and sent each
-    request through this process, so every page a test opened downloaded and compiled Pyodide again (the axe test, the every-sandbox test
-    and test_site_shell took 207 s routed, 159 s watched)."""
+    request through this process, so every page a test opened downloaded and compiled Pyodide again (the axe test,
+    the every-sandbox test and test_site_shell took 207 s routed, 159 s watched)."""
     context = launch_chromium(playwright_instance, profile, service_workers="block", bypass_csp=True)
     page = context.pages[0] if context.pages else context.new_page()
     session = BrowserSession(page)

@@ -4,7 +4,7 @@ import pytest
 
 pytestmark = pytest.mark.browser
 
-# A host name (resolved by the machine's DNS) and an address (never resolved): the proxy must stop both.
+# A host name and an IP address: the proxy stops both (a host-resolver rule would let the address through).
 ELSEWHERE = ["https://fonts.googleapis.com/css?family=Roboto", "http://192.0.2.1/pixel.png"]
 
 
