@@ -101,10 +101,10 @@ def layout_shift(page) -> tuple[float, dict]:
     when those frames came after the first paint. Returns the sum and, for a failure message, the shifts that count
     with the first paint and the font loads.
 
-    A shift's time is when its frame began, the first paint's when that paint was shown: with both cores busy, the
-    frame after the first painted one began 64 ms before the first paint was shown (a shift at 743.9 ms of five nodes,
-    all in math; first paint 808 ms; fonts loaded at 886 ms). So the first paint bounds when the fonts came, not
-    which shifts they explain."""
+    A shift's time is when its frame began, the first paint's when that paint was shown: with both cores busy, a
+    shift's frame began 64 ms before the first paint was shown (five nodes moved, all in math, at 743.9 ms; first
+    paint 808 ms; fonts loaded at 886 ms). So the first paint bounds when the fonts came, not which shifts they
+    explain."""
     shifts = [s for s in page.evaluate("window.__layoutShifts") if not s["hadRecentInput"]]
     first_paint = page.evaluate("performance.getEntriesByName('first-paint')[0]?.startTime ?? Infinity")
     every_arrival = page.evaluate("window.__fontArrivals")
