@@ -223,9 +223,9 @@ class _SiteHTTPServer(http.server.ThreadingHTTPServer):
 class StaticSiteServer:
     """Serve a folder on 127.0.0.1 from a background thread; the port is known before anything is built into it.
     `headers` are added to every response (e.g. CROSS_ORIGIN_ISOLATION), `path_headers` (also an attribute, which a
-    test may change while it serves) to one path's. `requests`
-    lists every (path, status) answered; a path put into `replaced` is answered with those bytes instead of its file (a
-    folder's path, as the folder's index.html would be); a path put into `delays` is answered that many seconds late."""
+    test may change while it serves) to one path's. `requests` lists every (path, status) answered; a path put into
+    `replaced` is answered with those bytes instead of its file (a folder's path, as the folder's index.html would
+    be); a path put into `delays` is answered that many seconds late."""
 
     def __init__(self, root: Path, headers: dict[str, str] | None = None,
                  path_headers: dict[str, dict[str, str]] | None = None):
